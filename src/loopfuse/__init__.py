@@ -1,0 +1,42 @@
+"""loopfuse: stop AI agents from looping, in code, before the tool call runs."""
+
+from __future__ import annotations
+
+from .brake import LoopBrake, decorate_tool, wrap_execute
+from .calls import call_digest, canonical_json
+from .config import (
+    CircuitBreakerConfig,
+    GuardConfig,
+    GuardSettings,
+    LoopBrakeConfig,
+    find_config_file,
+    load_config_file,
+    parse_config,
+)
+from .decision import Decision
+from .errors import ConfigError, LoopAbortedError, LoopBrakeError, LoopfuseError
+from .guard import Guard
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CircuitBreakerConfig",
+    "ConfigError",
+    "Decision",
+    "Guard",
+    "GuardConfig",
+    "GuardSettings",
+    "LoopAbortedError",
+    "LoopBrake",
+    "LoopBrakeConfig",
+    "LoopBrakeError",
+    "LoopfuseError",
+    "__version__",
+    "call_digest",
+    "canonical_json",
+    "decorate_tool",
+    "find_config_file",
+    "load_config_file",
+    "parse_config",
+    "wrap_execute",
+]

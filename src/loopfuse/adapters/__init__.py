@@ -1,0 +1,1 @@
+"""Host adapters. Each module needs its optional extra; ``import loopfuse`` imports none."""

@@ -1,0 +1,70 @@
+"""The identity of a tool call: canonical JSON and its digest."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Collection, Mapping
+from typing import Any
+
+__all__ = ["CallKey", "call_digest", "canonical_json", "strip_ignored"]
+
+_ENCODE = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, check_circular=True
+).encode
+_UNJUDGEABLE = (TypeError, ValueError, RecursionError, OverflowError)
+_MASK63 = (1 << 63) - 1
+
+
+def canonical_json(args: Any) -> str:
+    """JSON with object keys sorted at every depth and no spaces (as JavaScript prints it)."""
+    return _ENCODE(args)
+
+
+def call_digest(tool: str, args: Any) -> bytes:
+    """``sha256(tool + "\\n" + canonical_json(args))``; raises on unserializable arguments."""
+    text = tool + "\n" + _ENCODE(args)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+def strip_ignored(args: Any, ignore: Collection[str]) -> Any:
+    """``args`` without the top-level keys named in ``ignore`` (the same object if none is there)."""
+    if not ignore or not isinstance(args, Mapping):
+        return args
+    if not any(name in args for name in ignore):
+        return args
+    return {k: v for k, v in args.items() if k not in ignore}
+
+
+class CallKey:
+    """The digests of one call: ``full`` over all arguments, ``key`` without ignored ones.
+
+    ``key`` is a 63-bit integer (never 0) used by the window breaker; ``full`` is the
+    loop brake's sha256. When no ignored argument is present both come from one hash.
+    """
+
+    __slots__ = ("full", "key", "tool")
+
+    def __init__(self, tool: str, full: bytes, key: int) -> None:
+        self.tool = tool
+        self.full = full
+        self.key = key
+
+    @classmethod
+    def of(cls, tool: str, args: Any, ignore: Collection[str]) -> CallKey | None:
+        """The call's key, or None when its arguments cannot be serialized (fail open)."""
+        try:
+            full = call_digest(tool, args)
+            stripped = strip_ignored(args, ignore)
+            window = full if stripped is args else call_digest(tool, stripped)
+        except _UNJUDGEABLE:
+            return None
+        return cls(tool, full, _int_key(window))
+
+    @property
+    def hash_prefix(self) -> str:
+        return self.full.hex()[:12]
+
+
+def _int_key(digest: bytes) -> int:
+    return (int.from_bytes(digest[:8], "big") & _MASK63) or 1

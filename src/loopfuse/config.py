@@ -1,0 +1,266 @@
+"""Configuration: typed sections, validated at construction, read from mappings and files.
+
+Every error is a ``ConfigError`` that names the section, the key, the value and what
+is allowed. Section and key spellings of the original plugins (``circuit-breaker``,
+``duplicateLimit``) are accepted and mean the same as the snake_case ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+__all__ = [
+    "CircuitBreakerConfig",
+    "GuardConfig",
+    "GuardSettings",
+    "LoopBrakeConfig",
+    "find_config_file",
+    "load_config_file",
+    "parse_config",
+    "resolve_max_repeats",
+]
+
+DEFAULT_EXEMPT = ("todo_write", "ask_user_question", "exit_plan_mode")
+DEFAULT_IGNORE_ARGS = ("description", "explanation", "reason", "thought", "purpose")
+MAX_REPEATS_ENV = "LOOPFUSE_MAX_REPEATS"
+CONFIG_ENV = "LOOPFUSE_CONFIG"
+_PLACEHOLDERS = {"tool": "bash", "count": 7, "limit": 6, "kind": "duplicate"}
+
+
+def _fail(section: str, key: str, value: Any, allowed: str) -> ConfigError:
+    return ConfigError(f"[{section}] {key} = {value!r} is not allowed: expected {allowed}")
+
+
+def check_int(section: str, key: str, value: Any, minimum: int) -> int:
+    """``value`` as an int of at least ``minimum`` (a bool is not an int here)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise _fail(section, key, value, f"an integer >= {minimum}")
+    return value
+
+
+def check_number(section: str, key: str, value: Any, minimum: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < minimum:
+        raise _fail(section, key, value, f"a number >= {minimum}")
+    return float(value)
+
+
+def check_bool(section: str, key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _fail(section, key, value, "true or false")
+    return value
+
+
+def check_names(section: str, key: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, list | tuple | frozenset | set):
+        raise _fail(section, key, value, "a list of names")
+    if not all(isinstance(v, str) and v for v in value):
+        raise _fail(section, key, value, "a list of non-empty strings")
+    return tuple(value)
+
+
+def check_optional_str(section: str, key: str, value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise _fail(section, key, value, "a string")
+    return value
+
+
+def check_template(section: str, key: str, value: Any) -> str | None:
+    text = check_optional_str(section, key, value)
+    if text is not None:
+        try:
+            text.format(**_PLACEHOLDERS)
+        except (KeyError, IndexError, ValueError) as exc:
+            allowed = "a text whose only placeholders are {tool}, {count}, {limit}, {kind}"
+            raise _fail(section, key, value, allowed) from exc
+    return text
+
+
+def resolve_max_repeats(value: Any = None, source: str = "max_repeats") -> int:
+    """The loop brake's limit: ``value``, else ``$LOOPFUSE_MAX_REPEATS``, else 3."""
+    if value is None:
+        raw = os.environ.get(MAX_REPEATS_ENV)
+        if raw is None or raw.strip() == "":
+            return 3
+        value, source = _parse_env_int(raw), f"environment variable {MAX_REPEATS_ENV}"
+        if value is None:
+            raise ConfigError(f"{source} = {raw!r} is not allowed: expected an integer >= 1")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{source} = {value!r} is not allowed: expected an integer >= 1")
+    return value
+
+
+def _parse_env_int(raw: str) -> int | None:
+    try:
+        return int(raw.strip())
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class CircuitBreakerConfig:
+    """Section ``circuit_breaker``: the window breaker and the call cap."""
+
+    enabled: bool = True
+    duplicate_limit: int = 6
+    window: int = 200
+    max_calls_per_agent: int = 300
+    exempt: tuple[str, ...] = DEFAULT_EXEMPT
+    only: tuple[str, ...] = ()
+    ignore_args: tuple[str, ...] = DEFAULT_IGNORE_ARGS
+    deny_message: str | None = None
+    incident_log: str | None = None
+
+    def __post_init__(self) -> None:
+        s = "circuit_breaker"
+        check_bool(s, "enabled", self.enabled)
+        check_int(s, "duplicate_limit", self.duplicate_limit, 1)
+        check_int(s, "window", self.window, 1)
+        if self.window < self.duplicate_limit:
+            allowed = f"at least duplicate_limit ({self.duplicate_limit})"
+            raise _fail(s, "window", self.window, allowed)
+        check_int(s, "max_calls_per_agent", self.max_calls_per_agent, 0)
+        for key in ("exempt", "only", "ignore_args"):
+            object.__setattr__(self, key, check_names(s, key, getattr(self, key)))
+        object.__setattr__(self, "deny_message", check_template(s, "deny_message", self.deny_message))
+        object.__setattr__(self, "incident_log", check_optional_str(s, "incident_log", self.incident_log))
+
+
+@dataclass(frozen=True)
+class LoopBrakeConfig:
+    """Section ``loop_brake``: deny the next identical call after ``max_repeats`` in a row."""
+
+    enabled: bool = True
+    max_repeats: int | None = None
+
+    def __post_init__(self) -> None:
+        check_bool("loop_brake", "enabled", self.enabled)
+        resolved = resolve_max_repeats(self.max_repeats, "[loop_brake] max_repeats")
+        object.__setattr__(self, "max_repeats", resolved)
+
+
+@dataclass(frozen=True)
+class GuardSettings:
+    """Section ``guard``: agent bookkeeping and escalation."""
+
+    max_agents: int = 100_000
+    agent_idle_seconds: float = 86_400.0
+    abort_after_denials: int | None = 20
+
+    def __post_init__(self) -> None:
+        s = "guard"
+        check_int(s, "max_agents", self.max_agents, 1)
+        idle = check_number(s, "agent_idle_seconds", self.agent_idle_seconds, 0.001)
+        object.__setattr__(self, "agent_idle_seconds", idle)
+        if self.abort_after_denials == 0:
+            object.__setattr__(self, "abort_after_denials", None)
+        elif self.abort_after_denials is not None:
+            check_int(s, "abort_after_denials", self.abort_after_denials, 1)
+
+
+@dataclass(frozen=True)
+class GuardConfig:
+    """The whole configuration. A missing ``loop_brake`` section means no loop brake."""
+
+    circuit_breaker: CircuitBreakerConfig = field(default_factory=CircuitBreakerConfig)
+    loop_brake: LoopBrakeConfig | None = None
+    guard: GuardSettings = field(default_factory=GuardSettings)
+
+
+SECTIONS: dict[str, type[Any]] = {
+    "circuit_breaker": CircuitBreakerConfig,
+    "loop_brake": LoopBrakeConfig,
+    "guard": GuardSettings,
+}
+
+
+def normalize_name(name: str) -> str:
+    """``circuit-breaker`` and ``maxCallsPerAgent`` as ``circuit_breaker``, ``max_calls_per_agent``."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).replace("-", "_").lower()
+
+
+def parse_config(mapping: Mapping[str, Any]) -> GuardConfig:
+    """A ``GuardConfig`` from a mapping of sections (as read from TOML or YAML)."""
+    if not isinstance(mapping, Mapping):
+        raise ConfigError(f"configuration = {mapping!r} is not allowed: expected a mapping of sections")
+    sections = _normalized_keys(mapping, "configuration", set(SECTIONS))
+    built = {name: _build_section(name, body) for name, body in sections.items()}
+    return GuardConfig(**built)
+
+
+def _build_section(name: str, body: Any) -> Any:
+    cls = SECTIONS[name]
+    if not isinstance(body, Mapping):
+        raise ConfigError(f"[{name}] = {body!r} is not allowed: expected a table of keys")
+    allowed = {f.name for f in dataclasses.fields(cls)}
+    return cls(**_normalized_keys(body, f"[{name}]", allowed))
+
+
+def _normalized_keys(mapping: Mapping[str, Any], where: str, allowed: set[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for raw, value in mapping.items():
+        key = normalize_name(str(raw))
+        if key not in allowed:
+            names = ", ".join(sorted(allowed))
+            raise ConfigError(f"{where}: unknown key {raw!r}; allowed: {names}")
+        if key in out:
+            raise ConfigError(f"{where}: {raw!r} repeats key {key!r} in another spelling")
+        out[key] = list(value) if isinstance(value, list) else value
+    return out
+
+
+def load_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The mapping in a TOML file (``[tool.loopfuse]`` for pyproject.toml) or a YAML file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"configuration file {str(p)!r} cannot be read: {exc.strerror}") from exc
+    if p.suffix in (".yaml", ".yml"):
+        return _load_yaml(text, p)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"configuration file {str(p)!r} is not valid TOML: {exc}") from exc
+    if p.name == "pyproject.toml":
+        data = data.get("tool", {}).get("loopfuse", {})
+    return data
+
+
+def _load_yaml(text: str, path: Path) -> dict[str, Any]:
+    try:
+        import yaml
+    except ImportError as exc:
+        raise ConfigError(
+            f"configuration file {str(path)!r} is YAML, which needs PyYAML: pip install 'loopfuse[yaml]'"
+        ) from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"configuration file {str(path)!r} is not valid YAML: {exc}") from exc
+    return data if data is not None else {}
+
+
+def find_config_file(explicit: str | os.PathLike[str] | None = None) -> Path | None:
+    """The configuration to use: ``explicit``, ``$LOOPFUSE_CONFIG``, ``./loopfuse.toml``,
+    then ``./pyproject.toml`` when it has a ``[tool.loopfuse]`` table; None when none applies."""
+    if explicit is not None:
+        return Path(explicit)
+    if os.environ.get(CONFIG_ENV):
+        return Path(os.environ[CONFIG_ENV])
+    if Path("loopfuse.toml").is_file():
+        return Path("loopfuse.toml")
+    pyproject = Path("pyproject.toml")
+    if pyproject.is_file() and load_config_file(pyproject):
+        return pyproject
+    return None

@@ -1,0 +1,43 @@
+"""What the guard answers for one call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["Decision", "Denial", "Kind"]
+
+Kind = Literal["duplicate", "cap", "repeat", "cycle", "near_duplicate", "same_error"]
+
+
+@dataclass(frozen=True, slots=True)
+class Denial:
+    """A breaker's refusal, before the guard turns it into a message."""
+
+    kind: Kind
+    count: int
+    limit: int
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The guard's answer for one call.
+
+    ``allowed`` says whether the call may run. When it may not, ``message`` is the
+    text to hand the model instead of the tool's result, ``kind`` names the breaker,
+    ``count`` and ``limit`` the numbers it compared. ``escalate`` becomes true once the
+    agent has been denied ``abort_after_denials`` times in a row: the adapter then stops
+    the run. ``shadow`` is true when a denial was only logged (shadow mode).
+    """
+
+    allowed: bool
+    tool: str
+    message: str | None = None
+    kind: Kind | None = None
+    count: int = 0
+    limit: int = 0
+    escalate: bool = False
+    shadow: bool = False
+
+    def __bool__(self) -> bool:
+        return self.allowed

@@ -1,0 +1,220 @@
+"""The Guard: every breaker in one place, consulted before each tool call."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar, overload
+
+from .breakers import Breaker, CallCap, RepeatBreaker, WindowBreaker
+from .calls import CallKey
+from .config import GuardConfig, find_config_file, load_config_file, parse_config
+from .decision import Decision, Denial
+from .incidents import IncidentLog, incident_record, logger
+from .listeners import GuardListener
+from .messages import denial_message
+from .stats import GuardStats
+from .stores.base import Outcome, Store
+from .stores.memory import MemoryStore, agent_label
+from .wrapping import guarded
+
+__all__ = ["Guard"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Guard:
+    """Decides, in code, whether an agent's next tool call may run.
+
+    Breakers are evaluated in this order: the call cap, the window breaker
+    (``duplicate``), the loop brake (``repeat``). The first denial wins; a denied call
+    is recorded by no breaker, so it never counts. Thread-safe: one lock per guard
+    makes concurrent checks for one agent exact.
+    """
+
+    def __init__(
+        self,
+        config: GuardConfig | None = None,
+        *,
+        listeners: Iterable[GuardListener] = (),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.config = config if config is not None else GuardConfig()
+        cb, settings = self.config.circuit_breaker, self.config.guard
+        breakers = _build_breakers(self.config)
+        self._guard_all = bool(breakers)
+        self._only = frozenset(cb.only)
+        self._exempt = frozenset(cb.exempt)
+        self._ignore = frozenset(cb.ignore_args)
+        self._template = cb.deny_message
+        self._incidents = IncidentLog(cb.incident_log) if cb.incident_log else None
+        self.listeners: list[GuardListener] = list(listeners)
+        self._stats = GuardStats()
+        self._store: Store = MemoryStore(
+            breakers,
+            window=cb.window,
+            max_agents=settings.max_agents,
+            idle_seconds=settings.agent_idle_seconds,
+            abort_after=settings.abort_after_denials,
+            clock=clock,
+        )
+
+    @classmethod
+    def from_config(cls, mapping: Mapping[str, Any], **kwargs: Any) -> Guard:
+        """A guard from a mapping of sections (``circuit_breaker``, ``loop_brake``, ``guard``)."""
+        return cls(parse_config(mapping), **kwargs)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], **kwargs: Any) -> Guard:
+        """A guard from a TOML file (``[tool.loopfuse]`` in pyproject.toml) or YAML file."""
+        return cls.from_config(load_config_file(path), **kwargs)
+
+    @classmethod
+    def discover(cls, path: str | os.PathLike[str] | None = None, **kwargs: Any) -> Guard:
+        """A guard from the first configuration found (see ``find_config_file``), else defaults."""
+        found = find_config_file(path)
+        return cls.from_file(found, **kwargs) if found is not None else cls(**kwargs)
+
+    def check(self, tool: str, args: Any = None, agent: Any = "default") -> Decision:
+        """Whether ``agent`` may call ``tool`` with ``args`` now; records the call if so."""
+        call = self._call_key(tool, args, agent)
+        if call is None:
+            return Decision(True, tool)
+        return self._decision(tool, agent, self._store.decide(agent, call))
+
+    async def acheck(self, tool: str, args: Any = None, agent: Any = "default") -> Decision:
+        """``check`` for async hosts."""
+        call = self._call_key(tool, args, agent)
+        if call is None:
+            return Decision(True, tool)
+        return self._decision(tool, agent, await self._store.adecide(agent, call))
+
+    def record_result(
+        self,
+        tool: str,
+        args: Any = None,
+        result: Any = None,
+        agent: Any = "default",
+        *,
+        ok: bool | None = None,
+    ) -> None:
+        """Tell the guard what a call that ran returned (``ok=False`` for an error).
+
+        Breakers that opt in treat the same call returning a new result as progress.
+        Only a digest of the result is kept, never the result.
+        """
+
+    @overload
+    def wrap(self, fn: F, *, tool: str | None = None, agent: Any = "default") -> F: ...
+
+    @overload
+    def wrap(
+        self, fn: None = None, *, tool: str | None = None, agent: Any = "default"
+    ) -> Callable[[F], F]: ...
+
+    def wrap(
+        self, fn: F | None = None, *, tool: str | None = None, agent: Any = "default"
+    ) -> F | Callable[[F], F]:
+        """Guard a plain function (sync or async), directly or as a decorator.
+
+        A denied call returns the denial text instead of running the function; once the
+        agent escalates, ``LoopAbortedError`` is raised instead.
+        """
+        if fn is None:
+            return lambda f: self.wrap(f, tool=tool, agent=agent)
+        return guarded(fn, self, tool or fn.__name__, agent)
+
+    def forget(self, agent: Any) -> None:
+        """Drop everything the guard keeps for ``agent``."""
+        self._store.forget(agent)
+
+    def stats(self) -> dict[str, Any]:
+        """Counters: checks, allowed, skipped, denials by kind, fail-open events, agents."""
+        out = self._stats.snapshot()
+        out["agents"] = self._store.agent_count()
+        return out
+
+    def _call_key(self, tool: str, args: Any, agent: Any) -> CallKey | None:
+        """The call's key, or None when the call is not guarded or cannot be judged."""
+        if not self._is_guarded(tool):
+            self._stats.skipped()
+            return None
+        call = CallKey.of(tool, {} if args is None else args, self._ignore)
+        if call is None:
+            self._fail_open("unserializable", tool, agent)
+        return call
+
+    def _is_guarded(self, tool: str) -> bool:
+        if not self._guard_all:
+            return False
+        if self._only:
+            return tool in self._only
+        return tool not in self._exempt
+
+    def _decision(self, tool: str, agent: Any, outcome: Outcome | None) -> Decision:
+        if outcome is None:
+            self._fail_open("agent_identity", tool, agent)
+            return Decision(True, tool)
+        denial = outcome.denial
+        if denial is None:
+            self._stats.allowed()
+            decision = Decision(True, tool)
+        else:
+            self._stats.denial(denial.kind, outcome.escalate)
+            message = denial_message(self._template, tool, denial)
+            decision = Decision(
+                False, tool, message, denial.kind, denial.count, denial.limit, outcome.escalate
+            )
+            self._after_denial(decision, agent, denial, outcome)
+        self._notify("on_check", decision, agent)
+        return decision
+
+    def _after_denial(self, decision: Decision, agent: Any, denial: Denial, outcome: Outcome) -> None:
+        if outcome.first:
+            self._report_first(decision.tool, agent, denial)
+        self._notify("on_deny", decision, agent, outcome.first)
+        if outcome.escalate:
+            self._notify("on_escalate", decision, agent)
+
+    def _report_first(self, tool: str, agent: Any, denial: Denial) -> None:
+        label = agent_label(agent)
+        logger.warning(
+            "loopfuse denied %s for agent %s: %s (%d/%d)",
+            tool,
+            label if isinstance(label, str) else "<object>",
+            denial.kind,
+            denial.count,
+            denial.limit,
+        )
+        if self._incidents is None:
+            return
+        record = incident_record(
+            kind=denial.kind, tool=tool, count=denial.count, limit=denial.limit, agent=label
+        )
+        if not self._incidents.append(record):
+            self._fail_open("incident_log", tool, agent, checked=False)
+
+    def _fail_open(self, reason: str, tool: str, agent: Any, *, checked: bool = True) -> None:
+        self._stats.fail_open(reason, checked)
+        self._notify("on_fail_open", reason, tool, agent)
+
+    def _notify(self, hook: str, *args: Any) -> None:
+        for listener in self.listeners:
+            try:
+                getattr(listener, hook)(*args)
+            except Exception:
+                logger.exception("loopfuse: listener %r failed in %s", listener, hook)
+
+
+def _build_breakers(config: GuardConfig) -> tuple[Breaker, ...]:
+    cb, brake = config.circuit_breaker, config.loop_brake
+    breakers: list[Breaker] = []
+    if cb.enabled:
+        if cb.max_calls_per_agent:
+            breakers.append(CallCap(cb.max_calls_per_agent))
+        breakers.append(WindowBreaker(cb.duplicate_limit))
+    if brake is not None and brake.enabled:
+        assert brake.max_repeats is not None
+        breakers.append(RepeatBreaker(brake.max_repeats))
+    return tuple(breakers)

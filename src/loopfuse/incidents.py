@@ -1,0 +1,60 @@
+"""The incident log: one JSON line for the first denial per agent per kind."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+__all__ = ["IncidentLog", "incident_record"]
+
+logger = logging.getLogger("loopfuse")
+logger.addHandler(logging.NullHandler())
+
+
+def incident_record(
+    *, kind: str, tool: str, count: int, limit: int, agent: str | dict[str, list[str]]
+) -> dict[str, Any]:
+    """The line's fields; ``agent`` is a string id, or ``{"agent_keys": [...]}``."""
+    record: dict[str, Any] = {
+        "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "kind": kind,
+        "tool": tool,
+        "count": count,
+        "limit": limit,
+    }
+    if isinstance(agent, str):
+        record["agent"] = agent
+    else:
+        record.update(agent)
+    return record
+
+
+class IncidentLog:
+    """Appends lines to ``path`` with one ``write`` each, created owner-only (0600).
+
+    A path that cannot be written never affects a decision: the failure is logged
+    once and counted by the caller.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self._warned = False
+
+    def append(self, record: dict[str, Any]) -> bool:
+        """Write one line; False when the file could not be written."""
+        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, line)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            if not self._warned:
+                self._warned = True
+                logger.warning("loopfuse: cannot write incident log %s: %s", self.path, exc)
+            return False
+        return True

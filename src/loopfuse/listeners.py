@@ -1,0 +1,29 @@
+"""Listener hooks: subclass and override what you need; every hook does nothing by default."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .decision import Decision
+
+__all__ = ["GuardListener"]
+
+
+class GuardListener:
+    """Receives the guard's events. Exceptions raised by a hook are logged and ignored.
+
+    ``agent`` is the identity the host passed to ``check``. No hook receives argument
+    values.
+    """
+
+    def on_check(self, decision: Decision, agent: Any) -> None:
+        """After every guarded check, allowed or denied."""
+
+    def on_deny(self, decision: Decision, agent: Any, first: bool) -> None:
+        """After a denial; ``first`` when it is the agent's first denial of that kind."""
+
+    def on_escalate(self, decision: Decision, agent: Any) -> None:
+        """When an agent reached ``abort_after_denials`` denials in a row."""
+
+    def on_fail_open(self, reason: str, tool: str, agent: Any) -> None:
+        """When the guard allowed a call it could not judge (``reason`` says why)."""

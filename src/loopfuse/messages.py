@@ -1,0 +1,39 @@
+"""The texts a model sees when a call is denied. They never contain argument values."""
+
+from __future__ import annotations
+
+from .decision import Denial
+
+__all__ = ["DEFAULT_MESSAGES", "denial_message"]
+
+_CHANGE = (
+    "Stop repeating it: change your approach, or report to the user what you found and what is blocking you."
+)
+
+DEFAULT_MESSAGES = {
+    "duplicate": (
+        "loopfuse refused this {tool} call: the identical call already ran {count} times "
+        "among your recent calls (limit {limit}), so running it again will not tell you "
+        "anything new. " + _CHANGE
+    ),
+    "cap": (
+        "loopfuse refused this {tool} call: this agent has made {count} tool calls and "
+        "reached its limit of {limit}, so every further tool call will be refused. Stop "
+        "calling tools and report to the user what you found so far."
+    ),
+    "repeat": (
+        "loopfuse refused this {tool} call: you asked for the identical call {count} times "
+        "in a row (at most {limit} allowed). " + _CHANGE
+    ),
+}
+
+_GENERIC = (
+    "loopfuse refused this {tool} call: it repeats a pattern of calls that is not making "
+    "progress ({kind}: {count} times, limit {limit}). " + _CHANGE
+)
+
+
+def denial_message(template: str | None, tool: str, denial: Denial) -> str:
+    """The denial text from ``template`` (or the default text for the denial's kind)."""
+    text = template or DEFAULT_MESSAGES.get(denial.kind, _GENERIC)
+    return text.format(tool=tool, count=denial.count, limit=denial.limit, kind=denial.kind)

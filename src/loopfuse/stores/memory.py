@@ -1,0 +1,191 @@
+"""The in-process store: agent states by identity, bounded in count and idle time."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from ..breakers import Breaker
+from ..calls import CallKey
+from ..decision import Denial
+from ..state import AgentState
+from .base import ALLOWED, Outcome
+
+__all__ = ["AgentRegistry", "MemoryStore", "agent_label"]
+
+_ID_ATTRIBUTES = ("id", "uuid", "agent_id", "session_id", "name")
+
+
+class AgentRegistry:
+    """Maps agent identities to their state.
+
+    A string (or any hashable value that cannot be weakly referenced) is kept in an
+    LRU table: past ``max_agents`` the least recently seen goes, and so does any agent
+    idle for ``idle_seconds``. An object that can be weakly referenced is keyed by its
+    identity and its state goes away when the object does. Not thread-safe: the guard
+    holds its lock around every call.
+    """
+
+    def __init__(
+        self,
+        window: int,
+        max_agents: int,
+        idle_seconds: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._window = window
+        self._max_agents = max_agents
+        self._idle = idle_seconds
+        self._clock = clock
+        self._named: OrderedDict[Hashable, tuple[AgentState, float]] = OrderedDict()
+        self._objects: dict[int, tuple[weakref.ref[Any], AgentState]] = {}
+
+    def __len__(self) -> int:
+        return len(self._named) + len(self._objects)
+
+    def get(self, agent: Any) -> AgentState | None:
+        """The agent's state, created on first use; None for an identity it cannot key."""
+        if isinstance(agent, str):
+            return self._get_named(agent)
+        try:
+            return self._get_object(agent)
+        except TypeError:
+            pass
+        try:
+            return self._get_named(agent)
+        except TypeError:
+            return None
+
+    def forget(self, agent: Any) -> None:
+        """Drop the agent's state at once."""
+        entry = self._objects.get(id(agent))
+        if entry is not None and entry[0]() is agent:
+            del self._objects[id(agent)]
+            return
+        with contextlib.suppress(TypeError):
+            self._named.pop(agent, None)
+
+    def _get_named(self, agent: Hashable) -> AgentState:
+        now = self._clock()
+        named = self._named
+        entry = named.get(agent)
+        if entry is None:
+            state = AgentState(self._window)
+        else:
+            state = entry[0]
+            named.move_to_end(agent)
+        named[agent] = (state, now)
+        self._evict(now)
+        return state
+
+    def _evict(self, now: float) -> None:
+        named = self._named
+        for _ in range(2):
+            oldest = next(iter(named.values()))
+            if len(named) <= self._max_agents and now - oldest[1] <= self._idle:
+                return
+            named.popitem(last=False)
+
+    def _get_object(self, agent: Any) -> AgentState:
+        key = id(agent)
+        entry = self._objects.get(key)
+        if entry is not None and entry[0]() is agent:
+            return entry[1]
+        objects = self._objects
+
+        def drop(ref: weakref.ref[Any]) -> None:
+            current = objects.get(key)
+            if current is not None and current[0] is ref:
+                del objects[key]
+
+        ref = weakref.ref(agent, drop)
+        state = AgentState(self._window)
+        objects[key] = (ref, state)
+        return state
+
+
+def agent_label(agent: Any) -> str | dict[str, list[str]]:
+    """How the incident log names an agent: its string id, an id attribute, or its keys."""
+    if isinstance(agent, str | int | tuple):
+        return str(agent)
+    for name in _ID_ATTRIBUTES:
+        value = getattr(agent, name, None)
+        if isinstance(value, str | int) and not isinstance(value, bool):
+            return str(value)
+    return {"agent_keys": _attribute_names(agent)}
+
+
+def _attribute_names(agent: Any) -> list[str]:
+    names = getattr(agent, "__dict__", None)
+    if isinstance(names, dict):
+        return sorted(str(n) for n in names)
+    return sorted(n for n in dir(agent) if not n.startswith("_"))
+
+
+class MemoryStore:
+    """The default store (``memory://``): breakers evaluated on in-process agent state.
+
+    ``decide`` evaluates every breaker and records the call only if all allow, under
+    one lock, so concurrent checks for one agent give exact counts.
+    """
+
+    url = "memory://"
+
+    def __init__(
+        self,
+        breakers: tuple[Breaker, ...],
+        *,
+        window: int,
+        max_agents: int,
+        idle_seconds: float,
+        abort_after: int | None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._breakers = breakers
+        self._abort_after = abort_after
+        self._agents = AgentRegistry(window, max_agents, idle_seconds, clock)
+        self._lock = threading.Lock()
+
+    def decide(self, agent: Any, call: CallKey) -> Outcome | None:
+        """The breakers' verdict on ``call``; None when ``agent`` cannot be keyed."""
+        with self._lock:
+            state = self._agents.get(agent)
+            if state is None:
+                return None
+            for breaker in self._breakers:
+                denial = breaker.check(state, call)
+                if denial is not None:
+                    breaker.refused(state, call)
+                    return self._denied(state, denial)
+            state.calls += 1
+            state.denials_in_row = 0
+            for breaker in self._breakers:
+                breaker.record(state, call)
+        return ALLOWED
+
+    async def adecide(self, agent: Any, call: CallKey) -> Outcome | None:
+        return self.decide(agent, call)
+
+    def _denied(self, state: AgentState, denial: Denial) -> Outcome:
+        state.denials_in_row += 1
+        first = denial.kind not in state.reported
+        if first:
+            state.reported = state.reported | {denial.kind}
+        abort = self._abort_after
+        return Outcome(denial, first, abort is not None and state.denials_in_row >= abort)
+
+    def forget(self, agent: Any) -> None:
+        with self._lock:
+            self._agents.forget(agent)
+
+    def agent_count(self) -> int:
+        with self._lock:
+            return len(self._agents)
+
+    def close(self) -> None:
+        """Nothing to release in process."""

@@ -1,0 +1,68 @@
+"""loopfuse's normalized JSON lines: an optional ``{"meta": {...}}`` line, then one call a line.
+
+A call line is ``{"step": i, "tool": str, "args": {...}, "ok": bool|null,
+"output_excerpt": str|null, "agent": str}``; only ``tool`` is required.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .model import ToolCall
+
+__all__ = ["looks_normalized", "read_normalized"]
+
+
+def looks_normalized(first_line: str) -> bool:
+    """Whether a file whose first line is ``first_line`` is in this format."""
+    try:
+        row = json.loads(first_line)
+    except ValueError:
+        return False
+    return isinstance(row, dict) and ("meta" in row or ("tool" in row and "args" in row))
+
+
+def read_normalized(path: str | Path, skipped: list[int] | None = None) -> Iterator[ToolCall]:
+    """The file's calls in order, streamed; malformed lines are skipped (their numbers
+    appended to ``skipped`` when given)."""
+    p = Path(path)
+    run = p.stem
+    with p.open(encoding="utf-8", errors="replace") as lines:
+        for number, line in enumerate(lines, 1):
+            row = _parse(line)
+            if row is None:
+                if line.strip() and skipped is not None:
+                    skipped.append(number)
+                continue
+            if "meta" in row:
+                run = str(row["meta"].get("id", run)) if isinstance(row["meta"], dict) else run
+                continue
+            yield _call(row, run, number)
+
+
+def _parse(line: str) -> dict[str, Any] | None:
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(row, dict) or not ("meta" in row or isinstance(row.get("tool"), str)):
+        return None
+    return row
+
+
+def _call(row: dict[str, Any], run: str, number: int) -> ToolCall:
+    step = row.get("step")
+    ok = row.get("ok")
+    return ToolCall(
+        run=run,
+        agent=str(row.get("agent") or "agent"),
+        step=step if isinstance(step, int) else number,
+        tool=row["tool"],
+        args=row.get("args") if row.get("args") is not None else {},
+        time=row.get("time") if isinstance(row.get("time"), int | float) else None,
+        result=row.get("output_excerpt") if isinstance(row.get("output_excerpt"), str) else None,
+        ok=ok if isinstance(ok, bool) else None,
+    )

@@ -1,0 +1,89 @@
+"""Guarding plain callables, sync or async, with one code path for the arguments."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from .errors import LoopAbortedError
+
+if TYPE_CHECKING:
+    from .decision import Decision
+    from .guard import Guard
+
+__all__ = ["call_arguments", "guarded", "run_before"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def call_arguments(fn: Callable[..., Any]) -> Callable[[tuple[Any, ...], dict[str, Any]], dict[str, Any]]:
+    """A function mapping a call's positional and keyword arguments to ``{name: value}``.
+
+    Positional and keyword spellings of the same call give the same mapping.
+    """
+    try:
+        signature: inspect.Signature | None = inspect.signature(fn)
+    except (TypeError, ValueError):
+        signature = None
+
+    def arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        if signature is not None:
+            try:
+                return dict(signature.bind(*args, **kwargs).arguments)
+            except TypeError:
+                pass
+        return {"args": list(args), "kwargs": kwargs}
+
+    return arguments
+
+
+def run_before(fn: F, before: Callable[[dict[str, Any]], Any]) -> F:
+    """``fn`` preceded by ``before(arguments)``; a non-None answer replaces the result.
+
+    The wrapper is async when ``fn`` is, and ``fn`` never runs when ``before`` answers.
+    """
+    arguments = call_arguments(fn)
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            refusal = before(arguments(args, kwargs))
+            if refusal is not None:
+                return refusal
+            return await fn(*args, **kwargs)
+
+        return cast(F, async_wrapper)
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        refusal = before(arguments(args, kwargs))
+        if refusal is not None:
+            return refusal
+        return fn(*args, **kwargs)
+
+    return cast(F, wrapper)
+
+
+def guarded(fn: F, guard: Guard, tool: str, agent: Any) -> F:
+    """``fn`` behind ``guard``: a denial returns its text, an escalation raises."""
+
+    def before(arguments: dict[str, Any]) -> str | None:
+        return refusal_text(guard.check(tool, arguments, agent), agent, guard)
+
+    return run_before(fn, before)
+
+
+def refusal_text(decision: Decision, agent: Any, guard: Guard) -> str | None:
+    """None when allowed; the denial text; raises ``LoopAbortedError`` on escalation."""
+    if decision.allowed:
+        return None
+    if decision.escalate:
+        raise LoopAbortedError(
+            agent=str(agent),
+            tool=decision.tool,
+            denials=guard.config.guard.abort_after_denials or 0,
+            kind=decision.kind,
+        )
+    return decision.message
