@@ -38,7 +38,7 @@ class LoopBrake:
 
     def check(self, tool: str, args: Any = None, session: Any = "default") -> None:
         """Record the call, or raise ``LoopBrakeError`` without recording it."""
-        call = CallKey.of(tool, {} if args is None else args, ())
+        call = CallKey.of(tool, {} if args is None else args)
         if call is None:
             return
         with self._lock:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 __all__ = ["CallKey", "call_digest", "canonical_json", "strip_ignored"]
@@ -27,11 +27,9 @@ def call_digest(tool: str, args: Any) -> bytes:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
-def strip_ignored(args: Any, ignore: Collection[str]) -> Any:
+def strip_ignored(args: Any, ignore: frozenset[str]) -> Any:
     """``args`` without the top-level keys named in ``ignore`` (the same object if none is there)."""
-    if not ignore or not isinstance(args, Mapping):
-        return args
-    if not any(name in args for name in ignore):
+    if not ignore or not isinstance(args, Mapping) or ignore.isdisjoint(args):
         return args
     return {k: v for k, v in args.items() if k not in ignore}
 
@@ -51,7 +49,7 @@ class CallKey:
         self.key = key
 
     @classmethod
-    def of(cls, tool: str, args: Any, ignore: Collection[str]) -> CallKey | None:
+    def of(cls, tool: str, args: Any, ignore: frozenset[str] = frozenset()) -> CallKey | None:
         """The call's key, or None when its arguments cannot be serialized (fail open)."""
         try:
             full = call_digest(tool, args)

@@ -208,14 +208,18 @@ def _build_section(name: str, body: Any) -> Any:
 
 def _normalized_keys(mapping: Mapping[str, Any], where: str, allowed: set[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    spelled: dict[str, str] = {}
     for raw, value in mapping.items():
         key = normalize_name(str(raw))
         if key not in allowed:
             names = ", ".join(sorted(allowed))
             raise ConfigError(f"{where}: unknown key {raw!r}; allowed: {names}")
         if key in out:
-            raise ConfigError(f"{where}: {raw!r} repeats key {key!r} in another spelling")
+            raise ConfigError(
+                f"{where}: {spelled[key]!r} and {raw!r} are both spellings of {key!r}; keep one"
+            )
         out[key] = list(value) if isinstance(value, list) else value
+        spelled[key] = str(raw)
     return out
 
 

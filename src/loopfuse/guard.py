@@ -51,6 +51,7 @@ class Guard:
         self._incidents = IncidentLog(cb.incident_log) if cb.incident_log else None
         self.listeners: list[GuardListener] = list(listeners)
         self._stats = GuardStats()
+        self._allow_cache: dict[str, Decision] = {}
         self._store: Store = MemoryStore(
             breakers,
             window=cb.window,
@@ -80,14 +81,14 @@ class Guard:
         """Whether ``agent`` may call ``tool`` with ``args`` now; records the call if so."""
         call = self._call_key(tool, args, agent)
         if call is None:
-            return Decision(True, tool)
+            return self._allowed(tool)
         return self._decision(tool, agent, self._store.decide(agent, call))
 
     async def acheck(self, tool: str, args: Any = None, agent: Any = "default") -> Decision:
         """``check`` for async hosts."""
         call = self._call_key(tool, args, agent)
         if call is None:
-            return Decision(True, tool)
+            return self._allowed(tool)
         return self._decision(tool, agent, await self._store.adecide(agent, call))
 
     def record_result(
@@ -145,6 +146,15 @@ class Guard:
             self._fail_open("unserializable", tool, agent)
         return call
 
+    def _allowed(self, tool: str) -> Decision:
+        """The (immutable, shared) allowing decision for ``tool``."""
+        decision = self._allow_cache.get(tool)
+        if decision is None:
+            decision = Decision(True, tool)
+            if len(self._allow_cache) < 4096:
+                self._allow_cache[tool] = decision
+        return decision
+
     def _is_guarded(self, tool: str) -> bool:
         if not self._guard_all:
             return False
@@ -155,11 +165,11 @@ class Guard:
     def _decision(self, tool: str, agent: Any, outcome: Outcome | None) -> Decision:
         if outcome is None:
             self._fail_open("agent_identity", tool, agent)
-            return Decision(True, tool)
+            return self._allowed(tool)
         denial = outcome.denial
         if denial is None:
             self._stats.allowed()
-            decision = Decision(True, tool)
+            decision = self._allowed(tool)
         else:
             self._stats.denial(denial.kind, outcome.escalate)
             message = denial_message(self._template, tool, denial)
@@ -167,7 +177,8 @@ class Guard:
                 False, tool, message, denial.kind, denial.count, denial.limit, outcome.escalate
             )
             self._after_denial(decision, agent, denial, outcome)
-        self._notify("on_check", decision, agent)
+        if self.listeners:
+            self._notify("on_check", decision, agent)
         return decision
 
     def _after_denial(self, decision: Decision, agent: Any, denial: Denial, outcome: Outcome) -> None:

@@ -40,9 +40,13 @@ class CountingWindow:
         if len(ring) < self._size:
             ring.append(key)
         else:
-            self._decrement(ring[self._pos])
-            ring[self._pos] = key
-            self._pos = (self._pos + 1) % self._size
+            pos = self._pos
+            oldest = ring[pos]
+            ring[pos] = key
+            self._pos = pos + 1 if pos + 1 < self._size else 0
+            if oldest == key:
+                return
+            self._decrement(oldest)
         self._increment(key)
 
     def _find(self, key: int) -> int:
@@ -112,6 +116,7 @@ class AgentState:
         "calls",
         "denials_in_row",
         "reported",
+        "seen",
         "streak",
         "streak_digest",
         "window",
@@ -124,3 +129,4 @@ class AgentState:
         self.streak = 0
         self.denials_in_row = 0
         self.reported: frozenset[str] = frozenset()
+        self.seen = 0.0

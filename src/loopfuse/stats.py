@@ -12,39 +12,42 @@ __all__ = ["GuardStats"]
 class GuardStats:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._counts: Counter[str] = Counter()
+        self._checks = 0
+        self._allowed = 0
+        self._skipped = 0
+        self._escalations = 0
         self._denials: Counter[str] = Counter()
         self._fail_open: Counter[str] = Counter()
 
     def allowed(self) -> None:
         with self._lock:
-            self._counts["checks"] += 1
-            self._counts["allowed"] += 1
+            self._checks += 1
+            self._allowed += 1
 
     def skipped(self) -> None:
         with self._lock:
-            self._counts["skipped"] += 1
+            self._skipped += 1
 
     def denial(self, kind: str, escalated: bool) -> None:
         with self._lock:
-            self._counts["checks"] += 1
+            self._checks += 1
             self._denials[kind] += 1
-            if escalated:
-                self._counts["escalations"] += 1
+            self._escalations += escalated
 
     def fail_open(self, reason: str, checked: bool = True) -> None:
         """An event the guard could not judge; ``checked`` when it was a call's check."""
         with self._lock:
             self._fail_open[reason] += 1
-            if checked:
-                self._counts["checks"] += 1
+            self._checks += checked
 
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
-            out: dict[str, Any] = {
-                name: self._counts[name] for name in ("checks", "allowed", "skipped", "escalations")
+            return {
+                "checks": self._checks,
+                "allowed": self._allowed,
+                "skipped": self._skipped,
+                "escalations": self._escalations,
+                "denied": sum(self._denials.values()),
+                "denials": dict(self._denials),
+                "fail_open": dict(self._fail_open),
             }
-            out["denied"] = sum(self._denials.values())
-            out["denials"] = dict(self._denials)
-            out["fail_open"] = dict(self._fail_open)
-        return out

@@ -42,8 +42,9 @@ class AgentRegistry:
         self._max_agents = max_agents
         self._idle = idle_seconds
         self._clock = clock
-        self._named: OrderedDict[Hashable, tuple[AgentState, float]] = OrderedDict()
+        self._named: OrderedDict[Hashable, AgentState] = OrderedDict()
         self._objects: dict[int, tuple[weakref.ref[Any], AgentState]] = {}
+        self._ticks = 0
 
     def __len__(self) -> int:
         return len(self._named) + len(self._objects)
@@ -73,21 +74,25 @@ class AgentRegistry:
     def _get_named(self, agent: Hashable) -> AgentState:
         now = self._clock()
         named = self._named
-        entry = named.get(agent)
-        if entry is None:
-            state = AgentState(self._window)
+        state = named.get(agent)
+        if state is None:
+            state = named[agent] = AgentState(self._window)
+            if len(named) > self._max_agents:
+                named.popitem(last=False)
         else:
-            state = entry[0]
             named.move_to_end(agent)
-        named[agent] = (state, now)
-        self._evict(now)
+        state.seen = now
+        self._ticks += 1
+        if not self._ticks & 63:
+            self._expire_idle(now)
         return state
 
-    def _evict(self, now: float) -> None:
+    def _expire_idle(self, now: float) -> None:
+        """Drop agents idle longer than ``idle_seconds``; every 64th call, at most 64 of them."""
         named = self._named
-        for _ in range(2):
+        for _ in range(64):
             oldest = next(iter(named.values()))
-            if len(named) <= self._max_agents and now - oldest[1] <= self._idle:
+            if now - oldest.seen <= self._idle:
                 return
             named.popitem(last=False)
 

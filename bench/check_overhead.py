@@ -1,0 +1,188 @@
+"""How much a guard check costs, next to the alternatives, in one run.
+
+Prints median and p99 time per ``Guard.check`` for small (~100 B), 10 KB and 1 MB
+arguments beside (a) ``json.dumps(sort_keys=True)`` + ``hashlib.sha256`` of the same
+arguments; the time per check for an agent with 10 and with 100,000 prior calls beside
+(b) a naive guard that rescans the whole history; memory per agent at window 200; and
+100,000 agents. Ratios are what to read: this machine is shared and noisy.
+
+    python bench/check_overhead.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import hashlib
+import json
+import statistics
+import time
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+from loopfuse import Guard, GuardConfig
+from loopfuse.config import CircuitBreakerConfig, GuardSettings, LoopBrakeConfig
+
+
+def timings(fn: Callable[[Any], object], inputs: list[Any]) -> list[float]:
+    out = []
+    clock = time.perf_counter_ns
+    for item in inputs:
+        start = clock()
+        fn(item)
+        out.append((clock() - start) / 1000)
+    return out
+
+
+def summary(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    return statistics.median(ordered), ordered[int(len(ordered) * 0.99) - 1]
+
+
+def baseline(args: Any) -> bytes:
+    return hashlib.sha256(json.dumps(args, sort_keys=True).encode()).digest()
+
+
+def make_args(size: int, n: int) -> list[dict[str, Any]]:
+    filler = "x" * max(0, size - 60)
+    return [
+        {"query": f"search number {i}", "limit": 10, "body": filler, "opts": {"b": 1, "a": i}}
+        for i in range(n)
+    ]
+
+
+def unlimited_guard(**brake: Any) -> Guard:
+    cb = CircuitBreakerConfig(max_calls_per_agent=0)
+    return Guard(GuardConfig(circuit_breaker=cb, loop_brake=LoopBrakeConfig(**brake) if brake else None))
+
+
+def row(label: str, ours: tuple[float, float], theirs: tuple[float, float], name: str) -> None:
+    print(
+        f"{label:<34} median {ours[0]:9.2f} us  p99 {ours[1]:9.2f} us   {name} median {theirs[0]:9.2f} us"
+        f"   ratio {ours[0] / theirs[0]:5.2f}x"
+    )
+
+
+def interleaved(
+    guard_fn: Callable[[Any], object], base_fn: Callable[[Any], object], inputs: list[Any], rounds: int
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Alternate both sides in chunks so machine noise hits them alike."""
+    ours: list[float] = []
+    theirs: list[float] = []
+    chunk = max(1, len(inputs) // rounds)
+    for start in range(0, len(inputs), chunk):
+        part = inputs[start : start + chunk]
+        theirs += timings(base_fn, part)
+        ours += timings(guard_fn, part)
+    return summary(ours), summary(theirs)
+
+
+def bench_sizes(quick: bool) -> None:
+    print("== argument size: Guard.check vs (a) json.dumps(sort_keys=True) + sha256")
+    for label, size, n in (
+        ("~100 B arguments", 100, 20000),
+        ("10 KB arguments", 10_000, 4000),
+        ("1 MB arguments", 1_000_000, 60),
+    ):
+        n = max(20, n // 5) if quick else n
+        inputs = make_args(size, n)
+        for config_label, guard in (
+            ("window+cap", unlimited_guard()),
+            ("window+cap+brake", unlimited_guard(max_repeats=3)),
+        ):
+            ours, theirs = interleaved(lambda a, g=guard: g.check("search", a, "agent"), baseline, inputs, 10)
+            row(f"{label}, {config_label}", ours, theirs, "(a)")
+
+
+class NaiveGuard:
+    """Keeps every call and rescans the whole history on each check."""
+
+    def __init__(self, window: int, limit: int) -> None:
+        self.history: list[bytes] = []
+        self.window, self.limit = window, limit
+
+    def check(self, args: Any) -> bool:
+        key = baseline(args)
+        start = len(self.history) - self.window
+        seen = sum(1 for i, k in enumerate(self.history) if k == key and i >= start)
+        if seen >= self.limit:
+            return False
+        self.history.append(key)
+        return True
+
+
+def bench_history(quick: bool) -> None:
+    print("== history length: time per check after N prior calls")
+    n = 2000 if quick else 10000
+    results = {}
+    for prior in (10, 100_000):
+        guard, naive = unlimited_guard(), NaiveGuard(200, 6)
+        warm = make_args(100, prior)
+        for args in warm:
+            guard.check("search", args, "agent")
+        naive.history = [baseline(a) for a in warm]
+        inputs = [{"query": f"after {i}", "limit": 10} for i in range(n)]
+        ours = summary(timings(lambda a, g=guard: g.check("search", a, "agent"), inputs))
+        theirs = summary(timings(naive.check, inputs[: max(20, n // 100)]))
+        results[prior] = ours
+        row(f"{prior:>7} prior calls", ours, theirs, "(b) naive")
+    print(
+        f"{'100,000 vs 10 prior calls':<34} ratio {results[100_000][0] / results[10][0]:5.2f}x (target <= 1.2x)"
+    )
+
+
+def bench_memory(quick: bool) -> None:
+    print("== memory")
+    agents = 200 if quick else 1000
+    guard = unlimited_guard(max_repeats=3)
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.take_snapshot()
+    for a in range(agents):
+        for i in range(400):
+            guard.check("search", {"query": f"q{i}"}, f"agent-{a}")
+    after = tracemalloc.take_snapshot()
+    tracemalloc.stop()
+    grown = sum(s.size_diff for s in after.compare_to(before, "filename"))
+    print(
+        f"{'per agent, window 200 full (distinct)':<34} {grown / agents / 1024:9.2f} KiB (target <= 16 KiB)"
+    )
+    bench_many_agents(quick)
+
+
+def bench_many_agents(quick: bool) -> None:
+    count = 20_000 if quick else 100_000
+    guard = Guard(GuardConfig(guard=GuardSettings(max_agents=count)))
+    gc.collect()
+    tracemalloc.start()
+    start = time.perf_counter()
+    for a in range(count):
+        guard.check("search", {"query": "hello"}, f"agent-{a}")
+    elapsed = time.perf_counter() - start
+    current, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    probe = summary(
+        timings(
+            lambda a: guard.check("search", {"query": "again"}, f"agent-{a}"),
+            list(range(0, count, count // 2000)),
+        )
+    )
+    print(
+        f"{count:,} agents, one call each: {elapsed / count * 1e6:.2f} us/check while tracing memory, "
+        f"{current / count:.0f} B per agent, check with all tracked: median {probe[0]:.2f} us, "
+        f"stats agents={guard.stats()['agents']}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="fewer samples (a smoke run)")
+    quick = parser.parse_args().quick
+    bench_sizes(quick)
+    bench_history(quick)
+    bench_memory(quick)
+
+
+if __name__ == "__main__":
+    main()

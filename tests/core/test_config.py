@@ -1,0 +1,151 @@
+"""Configuration: spellings, validation at construction, files, discovery."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loopfuse import ConfigError, Guard, find_config_file, parse_config
+
+
+def test_defaults() -> None:
+    config = parse_config({})
+    cb = config.circuit_breaker
+    assert (cb.duplicate_limit, cb.window, cb.max_calls_per_agent) == (6, 200, 300)
+    assert cb.exempt == ("todo_write", "ask_user_question", "exit_plan_mode")
+    assert cb.ignore_args == ("description", "explanation", "reason", "thought", "purpose")
+    assert config.loop_brake is None
+    assert config.guard.abort_after_denials == 20
+
+
+def test_original_plugin_spellings_are_accepted() -> None:
+    config = parse_config(
+        {
+            "circuit-breaker": {
+                "duplicateLimit": 4,
+                "maxCallsPerAgent": 9,
+                "ignoreArgs": ["note"],
+                "denyMessage": "stop {tool}",
+                "incidentLog": "/tmp/x.jsonl",
+            },
+            "loop-brake": {"maxRepeats": 2},
+        }
+    )
+    cb = config.circuit_breaker
+    assert (cb.duplicate_limit, cb.max_calls_per_agent, cb.ignore_args) == (4, 9, ("note",))
+    assert (cb.deny_message, cb.incident_log) == ("stop {tool}", "/tmp/x.jsonl")
+    assert config.loop_brake is not None and config.loop_brake.max_repeats == 2
+
+
+@pytest.mark.parametrize(
+    ("mapping", "words"),
+    [
+        ({"circuit_breakers": {}}, ["circuit_breakers", "circuit_breaker", "loop_brake"]),
+        (
+            {"circuit_breaker": {"duplicate_limt": 3}},
+            ["circuit_breaker", "duplicate_limt", "duplicate_limit"],
+        ),
+        (
+            {"circuit_breaker": {"duplicate_limit": "6"}},
+            ["circuit_breaker", "duplicate_limit", "'6'", "integer"],
+        ),
+        ({"circuit_breaker": {"duplicate_limit": 0}}, ["duplicate_limit", "0", ">= 1"]),
+        ({"circuit_breaker": {"duplicate_limit": True}}, ["duplicate_limit", "True"]),
+        ({"circuit_breaker": {"window": 3, "duplicate_limit": 6}}, ["window", "3", "duplicate_limit"]),
+        ({"circuit_breaker": {"max_calls_per_agent": -1}}, ["max_calls_per_agent", "-1", ">= 0"]),
+        ({"circuit_breaker": {"exempt": "bash"}}, ["exempt", "'bash'", "list"]),
+        ({"circuit_breaker": {"ignore_args": [1]}}, ["ignore_args", "strings"]),
+        ({"circuit_breaker": {"enabled": "yes"}}, ["enabled", "'yes'", "true or false"]),
+        ({"circuit_breaker": {"deny_message": "stop {args}"}}, ["deny_message", "{tool}"]),
+        ({"circuit_breaker": {"incident_log": 5}}, ["incident_log", "5", "string"]),
+        ({"loop_brake": {"max_repeats": 0}}, ["loop_brake", "max_repeats", "0"]),
+        ({"guard": {"abort_after_denials": -2}}, ["guard", "abort_after_denials", "-2"]),
+        (
+            {"circuit_breaker": {"duplicateLimit": 3, "duplicate_limit": 4}},
+            ["duplicateLimit", "duplicate_limit"],
+        ),
+        ({"circuit_breaker": 3}, ["circuit_breaker", "3", "table"]),
+    ],
+)
+def test_errors_name_section_key_value_and_what_is_allowed(mapping: dict[str, Any], words: list[str]) -> None:
+    with pytest.raises(ConfigError) as info:
+        Guard.from_config(mapping)
+    for word in words:
+        assert word in str(info.value)
+
+
+def test_config_error_is_a_value_error() -> None:
+    with pytest.raises(ValueError):
+        parse_config({"nope": {}})
+
+
+def test_from_file_toml(tmp_path: Path) -> None:
+    path = tmp_path / "loopfuse.toml"
+    path.write_text("[circuit_breaker]\nduplicate_limit = 1\n")
+    guard = Guard.from_file(path)
+    assert guard.check("f", {}, "a").allowed and not guard.check("f", {}, "a").allowed
+
+
+def test_from_file_yaml(tmp_path: Path) -> None:
+    path = tmp_path / "loopfuse.yaml"
+    path.write_text("circuit_breaker:\n  duplicate_limit: 1\nloop_brake:\n  max_repeats: 4\n")
+    guard = Guard.from_file(path)
+    assert guard.config.circuit_breaker.duplicate_limit == 1
+    assert guard.config.loop_brake is not None and guard.config.loop_brake.max_repeats == 4
+
+
+def test_yaml_without_pyyaml_says_how_to_install_it(tmp_path: Path) -> None:
+    path = tmp_path / "c.yml"
+    path.write_text("circuit_breaker: {}\n")
+    script = textwrap.dedent(
+        f"""
+        import sys
+        class Block:
+            def find_spec(self, name, path=None, target=None):
+                if name == "yaml" or name.startswith("yaml."):
+                    raise ImportError("blocked")
+        sys.meta_path.insert(0, Block())
+        from loopfuse import Guard, ConfigError
+        try:
+            Guard.from_file({str(path)!r})
+        except ConfigError as exc:
+            print(exc)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert "pip install 'loopfuse[yaml]'" in out.stdout
+
+
+def test_invalid_toml_and_missing_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[circuit_breaker\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        Guard.from_file(bad)
+    with pytest.raises(ConfigError, match="cannot be read"):
+        Guard.from_file(tmp_path / "missing.toml")
+
+
+def test_discovery_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("LOOPFUSE_CONFIG", raising=False)
+    assert find_config_file() is None
+    (tmp_path / "pyproject.toml").write_text("[project]\nname='x'\n")
+    assert find_config_file() is None
+    (tmp_path / "pyproject.toml").write_text("[tool.loopfuse.circuit_breaker]\nduplicate_limit = 2\n")
+    assert find_config_file() == Path("pyproject.toml")
+    assert Guard.discover().config.circuit_breaker.duplicate_limit == 2
+    (tmp_path / "loopfuse.toml").write_text("[circuit_breaker]\nduplicate_limit = 3\n")
+    assert Guard.discover().config.circuit_breaker.duplicate_limit == 3
+    env_file = tmp_path / "env.toml"
+    env_file.write_text("[circuit_breaker]\nduplicate_limit = 4\n")
+    monkeypatch.setenv("LOOPFUSE_CONFIG", os.fspath(env_file))
+    assert Guard.discover().config.circuit_breaker.duplicate_limit == 4
+    explicit = tmp_path / "explicit.toml"
+    explicit.write_text("[circuit_breaker]\nduplicate_limit = 5\n")
+    assert Guard.discover(explicit).config.circuit_breaker.duplicate_limit == 5

@@ -1,0 +1,99 @@
+"""The incident log: the first denial per agent per kind, one JSON line."""
+
+from __future__ import annotations
+
+import json
+import logging
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loopfuse import Guard
+
+
+def guard_logging_to(path: Path, **cb: Any) -> Guard:
+    return Guard.from_config({"circuit_breaker": {"incident_log": str(path), **cb}})
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_first_denial_per_agent_per_kind_is_logged_once(tmp_path: Path) -> None:
+    log = tmp_path / "incidents.jsonl"
+    guard = guard_logging_to(log, duplicate_limit=1, max_calls_per_agent=3)
+    for _ in range(5):
+        guard.check("bash", {"command": "ls"}, "agent-007")
+    guard.check("read", {"p": 1}, "agent-007")
+    guard.check("read", {"p": 2}, "agent-007")
+    guard.check("read", {"p": 3}, "agent-007")
+    guard.check("bash", {"command": "ls"}, "agent-008")
+    guard.check("bash", {"command": "ls"}, "agent-008")
+    rows = lines(log)
+    assert [(r["agent"], r["kind"]) for r in rows] == [
+        ("agent-007", "duplicate"),
+        ("agent-007", "cap"),
+        ("agent-008", "duplicate"),
+    ]
+    first = rows[0]
+    assert set(first) == {"time", "kind", "tool", "count", "limit", "agent"}
+    assert (first["tool"], first["count"], first["limit"]) == ("bash", 1, 1)
+    assert first["time"].endswith("Z") and first["time"][10] == "T"
+
+
+def test_log_is_created_owner_only(tmp_path: Path) -> None:
+    log = tmp_path / "incidents.jsonl"
+    guard = guard_logging_to(log, duplicate_limit=1)
+    guard.check("f", {}, "a")
+    guard.check("f", {}, "a")
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+
+
+def test_object_agent_is_named_by_an_id_attribute(tmp_path: Path) -> None:
+    class Session:
+        def __init__(self) -> None:
+            self.session_id = "sess-42"
+            self.token = "s3cret"
+
+    log = tmp_path / "i.jsonl"
+    guard = guard_logging_to(log, duplicate_limit=1)
+    agent = Session()
+    guard.check("f", {}, agent)
+    guard.check("f", {}, agent)
+    assert lines(log)[0]["agent"] == "sess-42"
+
+
+def test_object_agent_without_id_logs_its_attribute_names_only(tmp_path: Path) -> None:
+    class Anonymous:
+        def __init__(self) -> None:
+            self.token = "s3cret-value"
+            self.model = "m"
+
+    log = tmp_path / "i.jsonl"
+    guard = guard_logging_to(log, duplicate_limit=1)
+    agent = Anonymous()
+    guard.check("f", {}, agent)
+    guard.check("f", {}, agent)
+    row = lines(log)[0]
+    assert row["agent_keys"] == ["model", "token"] and "agent" not in row
+    assert "s3cret" not in log.read_text()
+
+
+def test_unwritable_log_never_changes_a_decision(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    log = tmp_path / "missing-dir" / "incidents.jsonl"
+    guard = guard_logging_to(log, duplicate_limit=1)
+    with caplog.at_level(logging.WARNING, logger="loopfuse"):
+        results = [guard.check("f", {}, agent).allowed for agent in ("a", "a", "b", "b")]
+    assert results == [True, False, True, False]
+    assert guard.stats()["fail_open"] == {"incident_log": 2}
+    assert len([r for r in caplog.records if "incident log" in r.getMessage()]) == 1
+
+
+def test_no_log_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    guard = Guard.from_config({"circuit_breaker": {"duplicate_limit": 1}})
+    guard.check("f", {}, "a")
+    guard.check("f", {}, "a")
+    assert list(tmp_path.iterdir()) == []
