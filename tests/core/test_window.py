@@ -139,3 +139,10 @@ def test_stats_counts_checks_and_denials_by_kind() -> None:
     assert stats["checks"] == 3 and stats["allowed"] == 1
     assert stats["denied"] == 2 and stats["denials"] == {"duplicate": 2}
     assert stats["agents"] == 1
+
+
+def test_readme_timeline() -> None:
+    guard = Guard.from_config({"circuit_breaker": {"duplicate_limit": 3, "window": 5}})
+    s = ("search", {"q": "pricing"})
+    timeline = [s, ("a", {}), s, s, s, s, ("b", {}), ("c", {}), s]
+    assert run(guard, timeline) == ["ok"] * 4 + ["duplicate", "duplicate"] + ["ok"] * 3
