@@ -61,9 +61,7 @@ def test_tripped_agent_is_interrupted_only_after_grace(log: Path, clock: FakeClo
     assert host.kinds() == [("interrupt", "researcher-1"), ("redispatch", "researcher-1")]
 
 
-def test_grace_counts_from_when_the_supervisor_first_reads_the_incident(
-    log: Path, clock: FakeClock
-) -> None:
+def test_grace_counts_from_when_the_supervisor_first_reads_the_incident(log: Path, clock: FakeClock) -> None:
     host = Host()
     sup = supervisor(log, clock, host)
     append(log, incident_line("a"))
@@ -101,9 +99,7 @@ def test_redispatch_happens_once_per_work_item(log: Path, clock: FakeClock) -> N
     assert [c[0] for c in host.calls] == ["interrupt", "redispatch"]
 
 
-def test_second_trip_under_the_same_id_gives_up_and_records_the_gap(
-    log: Path, clock: FakeClock
-) -> None:
+def test_second_trip_under_the_same_id_gives_up_and_records_the_gap(log: Path, clock: FakeClock) -> None:
     host = Host()
     sup = supervisor(log, clock, host)
     append(log, incident_line("a", kind="duplicate"))
@@ -142,9 +138,7 @@ def test_second_trip_via_the_id_returned_by_redispatch(log: Path, clock: FakeClo
     assert sup.policy.item_of("a-retry") == "a"
 
 
-def test_further_incidents_of_the_same_run_do_not_restart_its_grace(
-    log: Path, clock: FakeClock
-) -> None:
+def test_further_incidents_of_the_same_run_do_not_restart_its_grace(log: Path, clock: FakeClock) -> None:
     host = Host(new_ids=["b"])
     sup = supervisor(log, clock, host)
     append(log, incident_line("a", kind="duplicate"))
