@@ -167,7 +167,7 @@ class Action:
 
 @dataclass(frozen=True, slots=True)
 class Gap:
-    """A work item given up on: it tripped the guard twice."""
+    """A work item given up on: it tripped again after its re-dispatch (or could not be re-dispatched)."""
 
     item: str
     agent: str
@@ -203,10 +203,10 @@ def redispatch_note(trip: Trip) -> str:
 
 def give_up_note(item: str, trips: list[Trip]) -> str:
     seen = "; ".join(f"{t.tool} ({t.kind}, {t.count}/{t.limit})" for t in trips)
+    how = "twice, once after being re-dispatched" if len(trips) > 1 else "and cannot be re-dispatched"
     return (
-        f"Work item {item} tripped the loop guard twice ({seen}), once after being "
-        "re-dispatched. It is probably unsatisfiable as stated (a false premise or missing "
-        "data): retrying stopped. Record it as a gap."
+        f"Work item {item} tripped the loop guard {how} ({seen}). It is probably unsatisfiable "
+        "as stated (a false premise or missing data): retrying stopped. Record it as a gap."
     )
 
 

@@ -215,6 +215,7 @@ def test_without_redispatch_an_item_is_given_up_on_its_first_trip(log: Path, clo
     clock.advance(GRACE)
     sup.poll()
     assert host.kinds() == [("interrupt", "a"), ("give_up", "a")]
+    assert "cannot be re-dispatched" in host.calls[1][2]
 
 
 def test_raising_callback_is_logged_and_the_policy_moves_on(
