@@ -202,8 +202,12 @@ def redispatch_note(trip: Trip) -> str:
 
 
 def give_up_note(item: str, trips: list[Trip]) -> str:
-    seen = "; ".join(f"{t.tool} ({t.kind}, {t.count}/{t.limit})" for t in trips)
-    how = "twice, once after being re-dispatched" if len(trips) > 1 else "and cannot be re-dispatched"
+    seen = "; ".join(f"{t.tool} {t.kind} {t.count}/{t.limit}" for t in trips)
+    how = (
+        "twice, the second time after being re-dispatched"
+        if len(trips) > 1
+        else "and cannot be re-dispatched"
+    )
     return (
         f"Work item {item} tripped the loop guard {how} ({seen}). It is probably unsatisfiable "
         "as stated (a false premise or missing data): retrying stopped. Record it as a gap."
