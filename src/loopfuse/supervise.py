@@ -13,114 +13,21 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from .incident_reader import IncidentReader
 
 __all__ = ["Action", "Gap", "IncidentReader", "Supervisor", "SupervisorPolicy", "Trip"]
 
 logger = logging.getLogger("loopfuse")
 
 DEFAULT_GRACE = 180.0
-_CHUNK = 1 << 20
-_MAX_PARTIAL = 1 << 20
-
-
-class IncidentReader:
-    """Reads the lines appended to a JSON-lines file since the last call.
-
-    Keeps the file open at an offset, so each ``read`` costs only what was appended.
-    When the path is rotated (renamed or deleted and re-created) the rest of the old
-    file is read first, then the new file from its start; when the file is truncated
-    in place, reading restarts at its start. A last line without its newline is kept
-    until the rest arrives. Lines that are not JSON objects are skipped and counted.
-    """
-
-    def __init__(self, path: str | os.PathLike[str], *, from_start: bool = True) -> None:
-        """``from_start=False`` skips what the file already holds; a file that does not
-        exist yet is always read from its start once it appears."""
-        self.path = os.fspath(path)
-        self.skipped = 0
-        self._file: Any = None
-        self._ino: tuple[int, int] | None = None
-        self._partial = b""
-        self._open(at_end=not from_start)
-
-    def read(self) -> list[dict[str, Any]]:
-        """The complete records appended since the last call (at most a few MiB a call)."""
-        if self._file is None and not self._open(at_end=False):
-            return []
-        records, at_eof = self._drain()
-        if at_eof and self._rotated():
-            records += self._finish_partial()
-            self.close()
-            if self._open(at_end=False):
-                records += self._drain()[0]
-        return records
-
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-        self._file, self._ino, self._partial = None, None, b""
-
-    def __enter__(self) -> IncidentReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _open(self, *, at_end: bool) -> bool:
-        try:
-            self._file = open(self.path, "rb")  # noqa: SIM115 - kept open across reads
-        except OSError:
-            return False
-        st = os.fstat(self._file.fileno())
-        self._ino = (st.st_dev, st.st_ino)
-        if at_end:
-            self._file.seek(st.st_size)
-        return True
-
-    def _rotated(self) -> bool:
-        try:
-            st = os.stat(self.path)
-        except OSError:
-            return False  # moved away and not re-created yet: keep reading the old file
-        return (st.st_dev, st.st_ino) != self._ino
-
-    def _drain(self) -> tuple[list[dict[str, Any]], bool]:
-        """Records from the offset on (bounded), and whether the end of the file was reached."""
-        if os.fstat(self._file.fileno()).st_size < self._file.tell():
-            self._file.seek(0)  # truncated in place
-            self._partial = b""
-        chunk = self._file.read(_CHUNK)
-        complete, _, self._partial = (self._partial + chunk).rpartition(b"\n")
-        if len(self._partial) > _MAX_PARTIAL:
-            self._partial, self.skipped = b"", self.skipped + 1
-        records = self._parse(complete.split(b"\n")) if complete else []
-        return records, len(chunk) < _CHUNK
-
-    def _finish_partial(self) -> list[dict[str, Any]]:
-        rest, self._partial = self._partial, b""
-        return self._parse([rest]) if rest else []
-
-    def _parse(self, lines: list[bytes]) -> list[dict[str, Any]]:
-        records = []
-        for line in lines:
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError:
-                record = None
-            if isinstance(record, dict):
-                records.append(record)
-            else:
-                self.skipped += 1
-        return records
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,9 +87,7 @@ class Gap:
 class _Run:
     item: str
     trip: Trip | None = None
-    tripped_at: float | None = None
     delivered: bool = False
-    handled: bool = False
 
 
 @dataclass
@@ -228,6 +133,7 @@ class SupervisorPolicy:
         self.can_redispatch = can_redispatch
         self._runs: dict[str, _Run] = {}
         self._items: dict[str, _Item] = {}
+        self._pending: dict[str, float] = {}  # tripped runs awaiting action, oldest first
 
     def tripped(self, trip: Trip, now: float) -> None:
         """An incident was read at ``now``; only a run's first incident starts its grace."""
@@ -235,45 +141,47 @@ class SupervisorPolicy:
         item = self._items[run.item]
         if run.delivered or run.trip is not None or item.closed:
             return
-        run.trip, run.tripped_at = trip, now
+        run.trip = trip
         item.trips.append(trip)
+        self._pending[trip.agent] = now
 
     def delivered(self, agent: str) -> None:
         """The run reported back: it is left alone from now on."""
         self._run(agent).delivered = True
+        self._pending.pop(agent, None)
 
     def due(self, now: float) -> list[Action]:
-        """The actions whose grace has run out, in the order to perform them."""
+        """The actions whose grace has run out, in the order to perform them; each run's
+        actions are returned once (report back with ``interrupted``/``redispatched``/``gave_up``)."""
+        due = []
+        for agent, tripped_at in self._pending.items():
+            if now - tripped_at < self.grace:
+                break
+            due.append(agent)
         actions: list[Action] = []
-        for agent, run in self._runs.items():
-            if self._is_due(run, now):
-                actions += self._actions(agent, run)
+        for agent in due:
+            del self._pending[agent]
+            actions += self._actions(agent, self._runs[agent])
         return actions
 
     def next_due(self, now: float) -> float | None:
         """Seconds until the next action falls due (0 when one is due), None when none waits."""
-        waits = [
-            max(0.0, run.tripped_at + self.grace - now)
-            for run in self._runs.values()
-            if self._waiting(run) and run.tripped_at is not None
-        ]
-        return min(waits, default=None)
+        oldest = next(iter(self._pending.values()), None)
+        return None if oldest is None else max(0.0, oldest + self.grace - now)
 
     def interrupted(self, agent: str) -> None:
-        self._runs[agent].handled = True
+        self._handled(agent)
 
     def redispatched(self, agent: str, new_agent: str | None) -> str:
         """The item was re-dispatched as ``new_agent`` (None: under the same id)."""
-        run = self._runs[agent]
-        run.handled = True
+        run = self._handled(agent)
         self._items[run.item].redispatched = True
         new_id = agent if new_agent is None else new_agent
         self._runs[new_id] = _Run(item=run.item)
         return new_id
 
     def gave_up(self, agent: str, note: str, now: float) -> Gap:
-        run = self._runs[agent]
-        run.handled = True
+        run = self._handled(agent)
         item = self._items[run.item]
         item.closed = True
         return Gap(run.item, agent, tuple(item.trips), note, now)
@@ -285,6 +193,7 @@ class SupervisorPolicy:
     def forget(self, agent: str) -> None:
         """Drop a run (and its item once no run refers to it)."""
         run = self._runs.pop(agent, None)
+        self._pending.pop(agent, None)
         if run is not None and all(r.item != run.item for r in self._runs.values()):
             self._items.pop(run.item, None)
 
@@ -295,11 +204,9 @@ class SupervisorPolicy:
             self._items.setdefault(agent, _Item())
         return run
 
-    def _waiting(self, run: _Run) -> bool:
-        return run.trip is not None and not (run.delivered or run.handled)
-
-    def _is_due(self, run: _Run, now: float) -> bool:
-        return self._waiting(run) and run.tripped_at is not None and now - run.tripped_at >= self.grace
+    def _handled(self, agent: str) -> _Run:
+        self._pending.pop(agent, None)
+        return self._runs[agent]
 
     def _actions(self, agent: str, run: _Run) -> list[Action]:
         item = self._items[run.item]
@@ -345,10 +252,17 @@ class Supervisor:
         self._interrupt, self._redispatch, self._give_up = interrupt, redispatch, give_up
         self._clock = clock
         self._stopping = False
+        self._lock = threading.Lock()  # sub-agent threads may call ``delivered``
 
     def delivered(self, agent: str) -> None:
         """Call when ``agent`` reported back; the supervisor leaves it alone."""
-        self.policy.delivered(agent)
+        with self._lock:
+            self.policy.delivered(agent)
+
+    def forget(self, agent: str) -> None:
+        """Drop what the supervisor keeps for a finished run (long-lived parents)."""
+        with self._lock:
+            self.policy.forget(agent)
 
     def poll(self) -> list[Action]:
         """Read new incidents and perform what is due; call it on each of the parent's turns."""
@@ -384,6 +298,10 @@ class Supervisor:
         self.reader.close()
 
     def _read_and_decide(self) -> list[Action]:
+        with self._lock:
+            return self._read_and_decide_locked()
+
+    def _read_and_decide_locked(self) -> list[Action]:
         now = self._clock()
         for record in self.reader.read():
             trip = Trip.from_record(record)
@@ -407,6 +325,10 @@ class Supervisor:
             return None
 
     def _finish(self, action: Action, result: Any) -> None:
+        with self._lock:
+            self._finish_locked(action, result)
+
+    def _finish_locked(self, action: Action, result: Any) -> None:
         if action.kind == "interrupt":
             self.policy.interrupted(action.agent)
         elif action.kind == "redispatch":

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from loopfuse.supervise import Supervisor
+from loopfuse.supervise import Supervisor, SupervisorPolicy, Trip
 
 from .conftest import FakeClock, append, incident_line
 
@@ -318,3 +319,29 @@ def test_sync_poll_with_async_callback_logs_and_does_not_leak_coroutines(
     clock.advance(GRACE)
     sup.poll()
     assert "use Supervisor.apoll or run" in caplog.text
+
+
+def test_policy_returns_each_due_action_once() -> None:
+    policy = SupervisorPolicy(grace=10)
+    policy.tripped(Trip("a", "cap", "bash", 3, 3), now=0)
+    assert policy.due(now=9) == []
+    first = policy.due(now=10)
+    assert [a.kind for a in first] == ["interrupt", "redispatch"]
+    assert policy.due(now=11) == []  # claimed, even before the host reports back
+    assert policy.next_due(now=11) is None
+
+
+def test_delivered_from_other_threads_while_polling(log: Path, clock: FakeClock) -> None:
+    host = Host()
+    sup = supervisor(log, clock, host)
+    append(log, "".join(incident_line(f"w{i}") for i in range(200)))
+    workers = [threading.Thread(target=sup.delivered, args=(f"w{i}",)) for i in range(0, 200, 2)]
+    for w in workers:
+        w.start()
+    sup.poll()
+    for w in workers:
+        w.join(timeout=10)
+    clock.advance(GRACE)
+    sup.poll()
+    interrupted = {c[1] for c in host.calls if c[0] == "interrupt"}
+    assert interrupted == {f"w{i}" for i in range(1, 200, 2)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from loopfuse.supervise import IncidentReader
+from loopfuse.incident_reader import IncidentReader
 
 from .conftest import append, incident_line
 
