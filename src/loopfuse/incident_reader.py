@@ -1,0 +1,105 @@
+"""Reading a JSON-lines file incrementally, as it grows, is rotated or is truncated."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+__all__ = ["IncidentReader"]
+
+_CHUNK = 1 << 20
+_MAX_PARTIAL = 1 << 20
+
+
+class IncidentReader:
+    """Reads the lines appended to a JSON-lines file since the last call.
+
+    Keeps the file open at an offset, so each ``read`` costs only what was appended.
+    When the path is rotated (renamed or deleted and re-created) the rest of the old
+    file is read first, then the new file from its start; when the file is truncated
+    in place, reading restarts at its start. A last line without its newline is kept
+    until the rest arrives. Lines that are not JSON objects are skipped and counted.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, from_start: bool = True) -> None:
+        """``from_start=False`` skips what the file already holds; a file that does not
+        exist yet is always read from its start once it appears."""
+        self.path = os.fspath(path)
+        self.skipped = 0
+        self._file: Any = None
+        self._ino: tuple[int, int] | None = None
+        self._partial = b""
+        self._open(at_end=not from_start)
+
+    def read(self) -> list[dict[str, Any]]:
+        """The complete records appended since the last call (at most a few MiB a call)."""
+        if self._file is None and not self._open(at_end=False):
+            return []
+        records, at_eof = self._drain()
+        if at_eof and self._rotated():
+            records += self._finish_partial()
+            self.close()
+            if self._open(at_end=False):
+                records += self._drain()[0]
+        return records
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+        self._file, self._ino, self._partial = None, None, b""
+
+    def __enter__(self) -> IncidentReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _open(self, *, at_end: bool) -> bool:
+        try:
+            self._file = open(self.path, "rb")  # noqa: SIM115 - kept open across reads
+        except OSError:
+            return False
+        st = os.fstat(self._file.fileno())
+        self._ino = (st.st_dev, st.st_ino)
+        if at_end:
+            self._file.seek(st.st_size)
+        return True
+
+    def _rotated(self) -> bool:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return False  # moved away and not re-created yet: keep reading the old file
+        return (st.st_dev, st.st_ino) != self._ino
+
+    def _drain(self) -> tuple[list[dict[str, Any]], bool]:
+        """Records from the offset on (bounded), and whether the end of the file was reached."""
+        if os.fstat(self._file.fileno()).st_size < self._file.tell():
+            self._file.seek(0)  # truncated in place
+            self._partial = b""
+        chunk = self._file.read(_CHUNK)
+        complete, _, self._partial = (self._partial + chunk).rpartition(b"\n")
+        if len(self._partial) > _MAX_PARTIAL:
+            self._partial, self.skipped = b"", self.skipped + 1
+        records = self._parse(complete.split(b"\n")) if complete else []
+        return records, len(chunk) < _CHUNK
+
+    def _finish_partial(self) -> list[dict[str, Any]]:
+        rest, self._partial = self._partial, b""
+        return self._parse([rest]) if rest else []
+
+    def _parse(self, lines: list[bytes]) -> list[dict[str, Any]]:
+        records = []
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                record = None
+            if isinstance(record, dict):
+                records.append(record)
+            else:
+                self.skipped += 1
+        return records

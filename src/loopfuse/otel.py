@@ -1,0 +1,107 @@
+"""OpenTelemetry for the guard: counters through the metrics API, span events per check.
+
+    from loopfuse.otel import instrument
+    instrument(guard)          # uses the global meter provider; spans of the current context
+
+Metric attributes carry tool names, breaker kinds and fail-open reasons, never agent ids
+(unbounded cardinality) and never argument values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+try:
+    from opentelemetry import metrics, trace
+except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
+    raise ImportError("loopfuse.otel needs OpenTelemetry: pip install 'loopfuse[otel]'") from exc
+
+from . import __version__
+from .decision import Decision
+from .guard import Guard
+from .listeners import GuardListener
+from .stores.memory import agent_label
+
+__all__ = ["OpenTelemetryListener", "instrument"]
+
+SPAN_EVENT = "loopfuse.check"
+FAIL_OPEN_EVENT = "loopfuse.fail_open"
+# Fail-open reasons that happen outside a call's check (the check itself was counted).
+_NOT_A_CHECK = frozenset({"incident_log"})
+
+
+class OpenTelemetryListener(GuardListener):
+    """Counts the guard's events as OpenTelemetry metrics and marks the current span.
+
+    Counters: ``loopfuse.checks`` (``loopfuse.tool``, ``loopfuse.outcome`` allowed /
+    denied / fail_open), ``loopfuse.denials`` (``loopfuse.kind``, ``loopfuse.tool``),
+    ``loopfuse.escalations`` (same) and ``loopfuse.fail_open`` (``loopfuse.reason``,
+    ``loopfuse.tool``). With ``span_events`` each check adds a ``loopfuse.check`` event
+    to the span current in the caller's context, when that span is recording, and each
+    fail-open event a ``loopfuse.fail_open`` event.
+    """
+
+    def __init__(self, *, meter_provider: Any = None, span_events: bool = True) -> None:
+        meter = metrics.get_meter("loopfuse", __version__, meter_provider=meter_provider)
+        self.span_events = span_events
+        self._checks = meter.create_counter("loopfuse.checks", "{check}", "Tool calls the guard judged")
+        self._denials = meter.create_counter("loopfuse.denials", "{call}", "Tool calls the guard denied")
+        self._escalations = meter.create_counter(
+            "loopfuse.escalations", "{call}", "Denials that reached abort_after_denials in a row"
+        )
+        self._fail_open = meter.create_counter(
+            "loopfuse.fail_open", "{event}", "Calls allowed because the guard could not judge them"
+        )
+
+    def on_check(self, decision: Decision, agent: Any) -> None:
+        outcome = "allowed" if decision.allowed else "denied"
+        self._checks.add(1, {"loopfuse.tool": decision.tool, "loopfuse.outcome": outcome})
+        if self.span_events:
+            self._span_event(decision, agent)
+
+    def on_deny(self, decision: Decision, agent: Any, first: bool) -> None:
+        self._denials.add(1, _kind_attributes(decision))
+
+    def on_escalate(self, decision: Decision, agent: Any) -> None:
+        self._escalations.add(1, _kind_attributes(decision))
+
+    def on_fail_open(self, reason: str, tool: str, agent: Any) -> None:
+        self._fail_open.add(1, {"loopfuse.reason": reason, "loopfuse.tool": tool})
+        if reason not in _NOT_A_CHECK:
+            self._checks.add(1, {"loopfuse.tool": tool, "loopfuse.outcome": "fail_open"})
+        span = trace.get_current_span()
+        if self.span_events and span.is_recording():
+            span.add_event(FAIL_OPEN_EVENT, {"loopfuse.reason": reason, "loopfuse.tool": tool})
+
+    def _span_event(self, decision: Decision, agent: Any) -> None:
+        span = trace.get_current_span()
+        if span.is_recording():
+            span.add_event(SPAN_EVENT, _event_attributes(decision, agent))
+
+
+def _kind_attributes(decision: Decision) -> dict[str, str]:
+    return {"loopfuse.kind": decision.kind or "unknown", "loopfuse.tool": decision.tool}
+
+
+def _event_attributes(decision: Decision, agent: Any) -> dict[str, Any]:
+    attributes: dict[str, Any] = {"loopfuse.tool": decision.tool, "loopfuse.allowed": decision.allowed}
+    label = agent_label(agent)
+    if isinstance(label, str):
+        attributes["loopfuse.agent"] = label
+    if not decision.allowed:
+        attributes.update(
+            {
+                "loopfuse.kind": decision.kind or "unknown",
+                "loopfuse.count": decision.count,
+                "loopfuse.limit": decision.limit,
+                "loopfuse.escalate": decision.escalate,
+            }
+        )
+    return attributes
+
+
+def instrument(guard: Guard, **kwargs: Any) -> OpenTelemetryListener:
+    """Add an ``OpenTelemetryListener`` to ``guard`` and return it (keyword args go to it)."""
+    listener = OpenTelemetryListener(**kwargs)
+    guard.listeners.append(listener)
+    return listener

@@ -1,0 +1,107 @@
+"""The incremental incident reader: appends, partial lines, truncation and rotation."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from loopfuse.incident_reader import IncidentReader
+
+from .conftest import append, incident_line
+
+
+def agents(records: list[dict[str, object]]) -> list[object]:
+    return [r.get("agent") for r in records]
+
+
+def test_each_read_returns_only_what_was_appended_since(log: Path) -> None:
+    append(log, incident_line("a") + incident_line("b"))
+    with IncidentReader(log) as reader:
+        assert agents(reader.read()) == ["a", "b"]
+        assert reader.read() == []
+        append(log, incident_line("c"))
+        assert agents(reader.read()) == ["c"]
+        append(log, incident_line("d") + incident_line("e"))
+        assert agents(reader.read()) == ["d", "e"]
+
+
+def test_partial_last_line_is_kept_until_completed(log: Path) -> None:
+    line = incident_line("a")
+    with IncidentReader(log) as reader:
+        append(log, line[:17])
+        assert reader.read() == []
+        append(log, line[17:-1])
+        assert reader.read() == []
+        append(log, "\n" + incident_line("b")[:5])
+        assert agents(reader.read()) == ["a"]
+        append(log, incident_line("b")[5:])
+        assert agents(reader.read()) == ["b"]
+        assert reader.skipped == 0
+
+
+def test_truncated_file_is_read_again_from_its_start(log: Path) -> None:
+    append(log, incident_line("a") + incident_line("b"))
+    with IncidentReader(log) as reader:
+        assert agents(reader.read()) == ["a", "b"]
+        with open(log, "r+b") as fh:
+            fh.truncate(0)
+        append(log, incident_line("c"))
+        assert agents(reader.read()) == ["c"]
+
+
+def test_rotated_file_is_finished_then_the_new_one_read(log: Path) -> None:
+    append(log, incident_line("a"))
+    with IncidentReader(log) as reader:
+        assert agents(reader.read()) == ["a"]
+        append(log, incident_line("b"))  # written just before rotation
+        os.rename(log, log.with_suffix(".1"))
+        assert agents(reader.read()) == ["b"]  # the new file does not exist yet
+        append(log.with_suffix(".1"), incident_line("late"))
+        append(log, incident_line("c"))
+        assert agents(reader.read()) == ["late", "c"]
+        append(log, incident_line("d"))
+        assert agents(reader.read()) == ["d"]
+
+
+def test_deleted_and_recreated_file_is_read_from_its_start(log: Path) -> None:
+    append(log, incident_line("a"))
+    with IncidentReader(log) as reader:
+        reader.read()
+        log.unlink()
+        append(log, incident_line("b") + incident_line("c"))
+        assert agents(reader.read()) == ["b", "c"]
+
+
+def test_missing_file_is_read_once_it_appears(log: Path) -> None:
+    with IncidentReader(log, from_start=False) as reader:
+        assert reader.read() == []
+        append(log, incident_line("a"))
+        assert agents(reader.read()) == ["a"]
+
+
+def test_from_start_false_skips_existing_lines(log: Path) -> None:
+    append(log, incident_line("old"))
+    with IncidentReader(log, from_start=False) as reader:
+        assert reader.read() == []
+        append(log, incident_line("new"))
+        assert agents(reader.read()) == ["new"]
+
+
+def test_malformed_lines_are_skipped_and_counted(log: Path) -> None:
+    append(log, "not json\n[1, 2]\n\n" + incident_line("a"))
+    with IncidentReader(log) as reader:
+        assert agents(reader.read()) == ["a"]
+        assert reader.skipped == 2
+
+
+def test_large_backlog_is_read_in_bounded_steps_without_loss(log: Path) -> None:
+    lines = [incident_line(f"agent-{i:05d}") for i in range(20_000)]  # about 2.4 MB
+    append(log, "".join(lines))
+    with IncidentReader(log) as reader:
+        seen: list[object] = []
+        for _ in range(10):
+            batch = reader.read()
+            if not batch:
+                break
+            seen += agents(batch)
+        assert seen == [f"agent-{i:05d}" for i in range(20_000)]
