@@ -19,6 +19,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
 FINAL_ANSWER = "All files read."
+SECRET_ARGUMENT = "SECRET-PATTERN-42"  # an argument value no report may show
 
 
 class ScriptedAgentModel(BaseChatModel):
@@ -39,7 +40,11 @@ class ScriptedAgentModel(BaseChatModel):
         step = len(self.prompts)
         if step > self.tool_turns:
             return _result(AIMessage(content=FINAL_ANSWER))
-        call = {"name": "read_file", "args": {"path": f"logs/part{step}.log"}, "id": f"call-{step}"}
+        call = {
+            "name": "read_file",
+            "args": {"path": f"logs/part{step}.log", "pattern": SECRET_ARGUMENT},
+            "id": f"call-{step}",
+        }
         return _result(AIMessage(content="", tool_calls=[call]))
 
 
@@ -68,16 +73,23 @@ def file_reader(output_chars: int) -> tuple[Any, list[str]]:
     ran: list[str] = []
 
     @tool
-    def read_file(path: str) -> str:
-        """Read a file."""
+    def read_file(path: str, pattern: str = "") -> str:
+        """Read a file, keeping the lines that match ``pattern``."""
         ran.append(path)
         return "x" * output_chars
 
     return read_file, ran
 
 
-def build_agent(model: ScriptedAgentModel, reader: Any, summarization: SummarizationMiddleware) -> Any:
-    return create_agent(model, [reader], middleware=[summarization], checkpointer=InMemorySaver())
+def build_agent(
+    model: ScriptedAgentModel,
+    reader: Any,
+    summarization: SummarizationMiddleware,
+    system_prompt: str | None = None,
+) -> Any:
+    return create_agent(
+        model, [reader], system_prompt=system_prompt, middleware=[summarization], checkpointer=InMemorySaver()
+    )
 
 
 def run(agent: Any, thread_id: str = "t1") -> dict[str, Any]:
