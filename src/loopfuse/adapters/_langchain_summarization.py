@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,7 +44,7 @@ from ..compaction import (
     RapidRefillTracker,
     build_report,
 )
-from ..config import check_bool
+from ..config import check_bool, check_int
 
 __all__ = ["GuardedSummarizationMiddleware", "SummarizationGuardStatus"]
 
@@ -100,6 +101,7 @@ class GuardedSummarizationMiddleware(SummarizationMiddleware[Any, Any]):
         max_consecutive_rapid_refills: int = 3,
         announce_in_prompt: bool = True,
         predict_futile: bool = True,
+        max_threads: int = 10_000,
         **summarization_kwargs: Any,
     ) -> None:
         RapidRefillTracker(tool_turn_threshold, max_consecutive_rapid_refills)
@@ -107,8 +109,9 @@ class GuardedSummarizationMiddleware(SummarizationMiddleware[Any, Any]):
         self.max_consecutive_rapid_refills = max_consecutive_rapid_refills
         self.announce_in_prompt = check_bool(_SECTION, "announce_in_prompt", announce_in_prompt)
         self.predict_futile = check_bool(_SECTION, "predict_futile", predict_futile)
+        self.max_threads = check_int(_SECTION, "max_threads", max_threads, 1)
         super().__init__(model, **summarization_kwargs)
-        self._threads: dict[str | None, _Thread] = {}
+        self._threads: OrderedDict[str | None, _Thread] = OrderedDict()
         self._threads_lock = threading.Lock()
 
     # -- public --------------------------------------------------------------------------
@@ -296,6 +299,10 @@ class GuardedSummarizationMiddleware(SummarizationMiddleware[Any, Any]):
             thread = self._threads.get(thread_id)
             if thread is None:
                 thread = self._threads[thread_id] = self._new_thread()
+                if len(self._threads) > self.max_threads:
+                    self._threads.popitem(last=False)
+            else:
+                self._threads.move_to_end(thread_id)
             return thread
 
     def _new_thread(self) -> _Thread:
