@@ -18,11 +18,10 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
         "loopfuse.adapters.mcp needs FastMCP and the MCP SDK: pip install 'loopfuse[mcp]'"
     ) from exc
 
-from ..errors import LoopAbortedError
 from ..incidents import logger
+from .mcp_proxy.refusal import refusal_text
 
 if TYPE_CHECKING:
-    from ..decision import Decision
     from ..guard import Guard
 
 __all__ = ["PROCESS_SCOPE", "LoopfuseMiddleware", "refusal_text"]
@@ -66,22 +65,6 @@ class LoopfuseMiddleware(Middleware):
             self.guard.record_result(tool, args, result, agent, ok=ok)
         except Exception:
             logger.exception("loopfuse: record_result failed for %s", tool)
-
-
-def refusal_text(decision: Decision, agent: Any, guard: Guard) -> str | None:
-    """None when allowed; else the denial text, or the stop text once the agent escalated."""
-    if decision.allowed:
-        return None
-    if decision.escalate:
-        logger.warning("loopfuse: agent %s escalated on %s; still refusing", agent, decision.tool)
-        stop = LoopAbortedError(
-            agent=str(agent),
-            tool=decision.tool,
-            denials=guard.config.guard.abort_after_denials or 0,
-            kind=decision.kind,
-        )
-        return f"{stop} Stop calling tools and report to the user what is blocking you."
-    return decision.message
 
 
 def session_scope(ctx: Any) -> str:
