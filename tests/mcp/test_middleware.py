@@ -52,7 +52,9 @@ async def test_each_handshake_session_is_its_own_scope() -> None:
 
 
 async def test_after_escalation_every_denial_says_the_agent_is_stuck() -> None:
-    guard = Guard.from_config({"circuit_breaker": {"duplicate_limit": 1}, "guard": {"abort_after_denials": 2}})
+    guard = Guard.from_config(
+        {"circuit_breaker": {"duplicate_limit": 1}, "guard": {"abort_after_denials": 2}}
+    )
     async with Client(_server(guard, []), timeout=TIMEOUT) as client:
         results = [await client.call_tool("search", {"query": "q"}, raise_on_error=False) for _ in range(4)]
     texts = [r.content[0].text for r in results[1:]]

@@ -46,7 +46,9 @@ async def test_identical_calls_are_denied_at_the_limit_and_the_body_stops_runnin
     proxy_argv: list[str], side_file: Path, incident_log: Path, mode: str
 ) -> None:
     async with _client(proxy_argv, mode) as client:
-        results = [await client.call_tool("append", {"text": "s3cret"}, raise_on_error=False) for _ in range(5)]
+        results = [
+            await client.call_tool("append", {"text": "s3cret"}, raise_on_error=False) for _ in range(5)
+        ]
         other = await client.call_tool("append", {"text": "other"}, raise_on_error=False)
     assert [r.is_error for r in results] == [False, False, False, True, True]
     denial = results[3].content[0].text
@@ -55,7 +57,9 @@ async def test_identical_calls_are_denied_at_the_limit_and_the_body_stops_runnin
     assert not other.is_error
     assert side_file.read_text().splitlines() == ["s3cret"] * 3 + ["other"]
     records = [json.loads(line) for line in incident_log.read_text().splitlines()]
-    assert [(r["kind"], r["tool"], r["count"], r["limit"]) for r in records] == [("duplicate", "append", 3, 3)]
+    assert [(r["kind"], r["tool"], r["count"], r["limit"]) for r in records] == [
+        ("duplicate", "append", 3, 3)
+    ]
     assert "s3cret" not in incident_log.read_text()
 
 

@@ -33,7 +33,14 @@ def test_killing_the_backend_answers_pending_and_later_requests_and_the_proxy_ex
 ) -> None:
     raw_proxy.initialize()
     backend_pid = int(raw_proxy.call("pid", {})["result"]["content"][0]["text"])
-    raw_proxy.send({"jsonrpc": "2.0", "id": 50, "method": "tools/call", "params": {"name": "sleep", "arguments": {"seconds": 30}}})
+    raw_proxy.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 50,
+            "method": "tools/call",
+            "params": {"name": "sleep", "arguments": {"seconds": 30}},
+        }
+    )
     time.sleep(0.5)
     os.kill(backend_pid, signal.SIGKILL)
     pending = raw_proxy.response_to(50)
@@ -98,3 +105,35 @@ def test_usage_errors_exit_2() -> None:
 def test_a_command_that_does_not_exist_exits_127() -> None:
     result = _cli("--", "/nonexistent/mcp-server")
     assert result.returncode == 127 and "cannot start" in result.stderr
+
+
+MINIMAL_BACKEND = """\
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" in msg:
+        result = {"content": [{"type": "text", "text": "ok"}], "isError": False}
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"""
+
+
+def test_without_the_mcp_extra_stdio_works_and_http_modes_print_the_install_hint(tmp_path: Path) -> None:
+    for name in ("fastmcp", "mcp", "mcp_types"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(f'raise ImportError("No module named {name}")\n')
+    backend = tmp_path / "minimal.py"
+    backend.write_text(MINIMAL_BACKEND)
+    env = child_env()
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env["PYTHONPATH"]])
+    argv = ["-m", "loopfuse.cli", "proxy", "--config", "/dev/null", "--", sys.executable, str(backend)]
+    session = RawSession(argv, env)
+    try:
+        answers = [session.call("probe", {"n": 1}) for _ in range(7)]
+        assert [a["result"]["isError"] for a in answers] == [False] * 6 + [True]
+        assert session.close() == 0
+        assert "loopfuse denied probe" in session.stderr
+    finally:
+        session.kill()
+    argv = [sys.executable, "-m", "loopfuse.cli", "proxy", "--url", "http://127.0.0.1:9/mcp"]
+    result = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    assert result.returncode == 2 and "pip install 'loopfuse[mcp]'" in result.stderr

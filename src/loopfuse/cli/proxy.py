@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
+import logging
+import sys
 
 from ..config import find_config_file, load_config_file, parse_config
 from ..errors import ConfigError
@@ -35,7 +37,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("--url", help="front a streamable-HTTP MCP server instead of a command")
     parser.add_argument(
-        "--listen", metavar="[HOST:]PORT", help="serve streamable HTTP (default host 127.0.0.1) instead of stdio"
+        "--listen",
+        metavar="[HOST:]PORT",
+        help="serve streamable HTTP (default host 127.0.0.1) instead of stdio",
     )
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG...]")
     parser.set_defaults(run=run)
@@ -58,7 +62,17 @@ def run(args: argparse.Namespace) -> int:
             return usage_error(str(exc))
     from ..adapters.mcp_proxy import ProxyOptions, run_proxy
 
+    _log_to_stderr()
     return run_proxy(ProxyOptions(command=command, url=args.url, env=env, listen=listen), guard)
+
+
+def _log_to_stderr() -> None:
+    """Denials and proxy warnings on stderr, where MCP clients keep a server's log."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logger = logging.getLogger("loopfuse")
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
 
 
 def _guard(config_path: str | None, incident_log: str | None) -> Guard:

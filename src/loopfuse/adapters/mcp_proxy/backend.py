@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import os
 import signal
 import sys
@@ -61,10 +62,8 @@ class Backend:
     def signal(self, signum: int) -> None:
         """Pass ``signum`` on to the backend, if it still runs."""
         if self.proc.returncode is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 self.proc.send_signal(signum)
-            except ProcessLookupError:
-                pass
 
     async def wait(self, timeout: float | None = None) -> int | None:
         """The exit status once the process ended (None if ``timeout`` passed first)."""
@@ -75,10 +74,8 @@ class Backend:
 
     async def drain_stderr(self, timeout: float = 2.0) -> None:
         """Wait until every stderr line was relayed (bounded: a grandchild may hold the pipe)."""
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(self._stderr_task), timeout)
-        except TimeoutError:
-            pass
 
     async def close(self) -> int:
         """The stdio shutdown: close its stdin, then SIGTERM, then SIGKILL; its exit status."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "BACKEND_GONE",
     "INTERNAL_ERROR",
     "INVALID_REQUEST",
     "PARSE_ERROR",
@@ -14,6 +15,8 @@ __all__ = [
     "denial_result",
     "error_line",
     "parse_client_line",
+    "response_ok",
+    "tool_call",
 ]
 
 PARSE_ERROR = -32700

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 from typing import Any
@@ -113,18 +114,14 @@ class StdioRelay:
             return None
 
     def _remember(self, request_id: Any, call: tuple[str, dict[str, Any]] | None) -> None:
-        try:
+        with contextlib.suppress(TypeError):
             self._pending[request_id] = call
-        except TypeError:
-            pass
 
     def _forget_cancelled(self, message: dict[str, Any]) -> None:
         params = message.get("params")
         if isinstance(params, dict):
-            try:
+            with contextlib.suppress(TypeError):
                 self._pending.pop(params.get("requestId"), None)
-            except TypeError:
-                pass
 
     async def _to_backend(self, line: bytes) -> None:
         try:
@@ -204,10 +201,8 @@ class StdioRelay:
     def _install_signal_handlers(self) -> None:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
-            try:
+            with contextlib.suppress(NotImplementedError, RuntimeError):  # not on POSIX
                 loop.add_signal_handler(signum, self._on_signal, signum)
-            except (NotImplementedError, RuntimeError):  # pragma: no cover - not on POSIX
-                pass
 
     def _on_signal(self, signum: int) -> None:
         self._signalled = signum
