@@ -1,0 +1,79 @@
+"""Guard middleware for FastMCP servers: ``server.add_middleware(LoopfuseMiddleware(guard))``.
+
+A denied call answers with an error tool result (``isError``) carrying the denial
+text; the tool never runs. The scope is the MCP session, or the server process
+where the protocol has no session (2026-07-28 stdio, unauthenticated HTTP).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+try:
+    import mcp_types
+    from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+    from fastmcp.tools.base import ToolResult
+except ImportError as exc:  # pragma: no cover - exercised without the extra
+    raise ImportError(
+        "loopfuse.adapters.mcp needs FastMCP and the MCP SDK: pip install 'loopfuse[mcp]'"
+    ) from exc
+
+from ..incidents import logger
+from .mcp_proxy.refusal import refusal_text
+
+if TYPE_CHECKING:
+    from ..guard import Guard
+
+__all__ = ["PROCESS_SCOPE", "LoopfuseMiddleware", "refusal_text"]
+
+PROCESS_SCOPE = "mcp:process"
+
+
+class LoopfuseMiddleware(Middleware):
+    """Checks every ``tools/call`` with ``guard`` before the tool runs.
+
+    After a call ran, ``guard.record_result`` learns its result (``ok`` is false for
+    an error result or a raised error). Once the guard escalates, the denial text is
+    the ``LoopAbortedError`` text: a server cannot stop its client's run, so it keeps
+    refusing and says the agent is stuck.
+    """
+
+    def __init__(self, guard: Guard) -> None:
+        self.guard = guard
+
+    async def on_call_tool(
+        self,
+        context: MiddlewareContext[mcp_types.CallToolRequestParams],
+        call_next: CallNext[mcp_types.CallToolRequestParams, ToolResult],
+    ) -> ToolResult:
+        tool, args = context.message.name, context.message.arguments or {}
+        agent = session_scope(context.fastmcp_context)
+        decision = await self.guard.acheck(tool, args, agent)
+        text = refusal_text(decision, agent, self.guard)
+        if text is not None:
+            return ToolResult(content=text, is_error=True)
+        try:
+            result = await call_next(context)
+        except Exception:
+            self._record(tool, args, None, agent, ok=False)
+            raise
+        self._record(tool, args, result.content, agent, ok=not result.is_error)
+        return result
+
+    def _record(self, tool: str, args: Any, result: Any, agent: str, *, ok: bool) -> None:
+        try:
+            self.guard.record_result(tool, args, result, agent, ok=ok)
+        except Exception:
+            logger.exception("loopfuse: record_result failed for %s", tool)
+
+
+def session_scope(ctx: Any) -> str:
+    """The agent id of the request's MCP session; the process when there is no session."""
+    scope_key = getattr(ctx, "_session_scope_key", None)
+    if not callable(scope_key):
+        return PROCESS_SCOPE
+    try:
+        key = scope_key()
+    except Exception:
+        return PROCESS_SCOPE
+    return f"mcp:{key}" if isinstance(key, str) and key != "process" else PROCESS_SCOPE

@@ -1,0 +1,101 @@
+"""``loopfuse proxy [options] -- COMMAND [ARG...]``: an MCP server behind a guard."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import logging
+import sys
+
+from ..config import find_config_file, load_config_file, parse_config
+from ..errors import ConfigError
+from ..guard import Guard
+from .common import usage_error
+
+EPILOG = """\
+examples:
+  loopfuse proxy -- npx -y @modelcontextprotocol/server-filesystem ~/src
+  loopfuse proxy --config loopfuse.toml --env API_KEY=... -- python server.py
+  loopfuse proxy --url http://127.0.0.1:8000/mcp
+  loopfuse proxy --listen 8765 -- python server.py
+"""
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "proxy",
+        help="guard every tool call of an MCP server (stdio or streamable HTTP)",
+        description="Serve an MCP server's tools, resources and prompts with a guard on every tool call.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--config", help="guard configuration (TOML or YAML); default: discovered")
+    parser.add_argument("--incident-log", metavar="PATH", help="incident log (overrides the configuration)")
+    parser.add_argument(
+        "--env", action="append", default=[], metavar="KEY=VALUE", help="extra environment for the server"
+    )
+    parser.add_argument("--url", help="front a streamable-HTTP MCP server instead of a command")
+    parser.add_argument(
+        "--listen",
+        metavar="[HOST:]PORT",
+        help="serve streamable HTTP (default host 127.0.0.1) instead of stdio",
+    )
+    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG...]")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if bool(command) == bool(args.url):
+        return usage_error("proxy: give either -- COMMAND [ARG...] or --url URL")
+    try:
+        env = _parse_env(args.env)
+        listen = _parse_listen(args.listen) if args.listen else None
+        guard = _guard(args.config, args.incident_log)
+    except (ConfigError, ValueError) as exc:
+        return usage_error(f"proxy: {exc}")
+    if args.url or listen:
+        try:
+            importlib.import_module("loopfuse.adapters.mcp_proxy.http")
+        except ImportError as exc:
+            return usage_error(str(exc))
+    from ..adapters.mcp_proxy import ProxyOptions, run_proxy
+
+    _log_to_stderr()
+    return run_proxy(ProxyOptions(command=command, url=args.url, env=env, listen=listen), guard)
+
+
+def _log_to_stderr() -> None:
+    """Denials and proxy warnings on stderr, where MCP clients keep a server's log."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logger = logging.getLogger("loopfuse")
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
+
+
+def _guard(config_path: str | None, incident_log: str | None) -> Guard:
+    found = find_config_file(config_path)
+    config = parse_config(load_config_file(found) if found is not None else {})
+    if incident_log:
+        cb = dataclasses.replace(config.circuit_breaker, incident_log=incident_log)
+        config = dataclasses.replace(config, circuit_breaker=cb)
+    return Guard(config)
+
+
+def _parse_env(pairs: list[str]) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError("--env: expected KEY=VALUE, got an entry without a name or '='")
+        env[key] = value
+    return env
+
+
+def _parse_listen(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"--listen {text!r}: expected [HOST:]PORT with a port from 1 to 65535")
+    return (host.strip("[]") or "127.0.0.1", int(port))

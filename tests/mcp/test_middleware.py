@@ -1,0 +1,69 @@
+"""``LoopfuseMiddleware`` on an in-process FastMCP server, with FastMCP's in-memory client."""
+
+from __future__ import annotations
+
+import pytest
+from fastmcp import Client, FastMCP
+
+from loopfuse import Guard
+from loopfuse.adapters.mcp import LoopfuseMiddleware
+
+from .conftest import TIMEOUT
+
+
+def _server(guard: Guard, runs: list[str]) -> FastMCP:
+    server = FastMCP("guarded")
+
+    @server.tool
+    def search(query: str) -> str:
+        runs.append(query)
+        return f"{len(runs)} results"
+
+    @server.tool
+    def broken() -> str:
+        raise RuntimeError("backend unavailable")
+
+    server.add_middleware(LoopfuseMiddleware(guard))
+    return server
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_identical_calls_are_denied_with_an_error_result_and_the_tool_does_not_run(mode: str) -> None:
+    runs: list[str] = []
+    guard = Guard.from_config({"circuit_breaker": {"duplicate_limit": 2}})
+    async with Client(_server(guard, runs), mode=mode, timeout=TIMEOUT) as client:
+        results = [await client.call_tool("search", {"query": "q"}, raise_on_error=False) for _ in range(4)]
+        different = await client.call_tool("search", {"query": "other"}, raise_on_error=False)
+    assert [r.is_error for r in results] == [False, False, True, True]
+    assert results[2].content[0].text.startswith("loopfuse refused this search call")
+    assert not different.is_error
+    assert runs == ["q", "q", "other"]
+
+
+async def test_each_handshake_session_is_its_own_scope() -> None:
+    runs: list[str] = []
+    server = _server(Guard.from_config({"circuit_breaker": {"duplicate_limit": 1}}), runs)
+    for _ in range(2):
+        async with Client(server, mode="legacy", timeout=TIMEOUT) as client:
+            first = await client.call_tool("search", {"query": "q"}, raise_on_error=False)
+            second = await client.call_tool("search", {"query": "q"}, raise_on_error=False)
+        assert (first.is_error, second.is_error) == (False, True)
+    assert runs == ["q", "q"]
+
+
+async def test_after_escalation_every_denial_says_the_agent_is_stuck() -> None:
+    guard = Guard.from_config(
+        {"circuit_breaker": {"duplicate_limit": 1}, "guard": {"abort_after_denials": 2}}
+    )
+    async with Client(_server(guard, []), timeout=TIMEOUT) as client:
+        results = [await client.call_tool("search", {"query": "q"}, raise_on_error=False) for _ in range(4)]
+    texts = [r.content[0].text for r in results[1:]]
+    assert "refused this search call" in texts[0]
+    assert all("stuck in a loop" in text and "Stop calling tools" in text for text in texts[1:])
+
+
+async def test_a_tool_error_passes_through_unchanged() -> None:
+    guard = Guard.from_config({"circuit_breaker": {"duplicate_limit": 5}})
+    async with Client(_server(guard, []), timeout=TIMEOUT) as client:
+        result = await client.call_tool("broken", {}, raise_on_error=False)
+    assert result.is_error and "backend unavailable" in result.content[0].text

@@ -1,0 +1,139 @@
+"""Faults at the proxy: malformed lines, a backend that dies, signals, bad command lines."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .conftest import BACKEND, TIMEOUT, RawSession, child_env
+
+
+def test_a_malformed_line_gets_a_json_rpc_error_and_the_session_goes_on(raw_proxy: RawSession) -> None:
+    raw_proxy.initialize()
+    raw_proxy.send_raw(b"{this is not json\n")
+    assert raw_proxy.receive()["error"]["code"] == -32700
+    raw_proxy.send_raw(b'{"id": 7, "method": "tools/list"}\n')
+    assert raw_proxy.receive() == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "error": {"code": -32600, "message": "Invalid Request: not a JSON-RPC 2.0 message"},
+    }
+    raw_proxy.send_raw(b'[{"jsonrpc": "2.0", "id": 8, "method": "tools/list"}]\n')
+    assert raw_proxy.receive()["error"]["code"] == -32600
+    assert raw_proxy.call("echo", {"text": "still here"})["result"]["content"][0]["text"] == "still here"
+    assert raw_proxy.close() == 0
+
+
+def test_killing_the_backend_answers_pending_and_later_requests_and_the_proxy_exits_non_zero(
+    raw_proxy: RawSession,
+) -> None:
+    raw_proxy.initialize()
+    backend_pid = int(raw_proxy.call("pid", {})["result"]["content"][0]["text"])
+    raw_proxy.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 50,
+            "method": "tools/call",
+            "params": {"name": "sleep", "arguments": {"seconds": 30}},
+        }
+    )
+    time.sleep(0.5)
+    os.kill(backend_pid, signal.SIGKILL)
+    pending = raw_proxy.response_to(50)
+    assert pending["error"]["code"] == -32000
+    assert "exited (killed by SIGKILL) before answering" in pending["error"]["message"]
+    later = raw_proxy.call("echo", {"text": "anyone?"})
+    assert "has exited" in later["error"]["message"]
+    assert raw_proxy.close() == 128 + signal.SIGKILL
+    assert "backend starting" in raw_proxy.stderr.split("exited (killed by SIGKILL)")[-1]
+
+
+def test_a_backend_that_exits_by_itself_gives_a_non_zero_exit(tmp_path: Path) -> None:
+    script = tmp_path / "quits.py"
+    script.write_text("import sys\nprint('cannot find my settings', file=sys.stderr)\nsys.exit(0)\n")
+    session = RawSession(["-m", "loopfuse.cli", "proxy", "--", sys.executable, str(script)], child_env())
+    try:
+        answer = session.request("initialize", {})
+        assert "exited (status 0)" in answer["error"]["message"]
+        assert session.close() == 1
+        assert "cannot find my settings" in session.stderr.split("its last 1 stderr lines")[-1]
+    finally:
+        session.kill()
+
+
+def test_sigterm_reaches_the_backend(proxy_argv: list[str], tmp_path: Path) -> None:
+    marker = tmp_path / "signal.txt"
+    session = RawSession(proxy_argv, child_env(SIGNAL_MARKER_FILE=str(marker)))
+    try:
+        session.initialize()
+        session.proc.send_signal(signal.SIGTERM)
+        assert session.proc.wait(TIMEOUT) == 128 + signal.SIGTERM
+        assert marker.read_text() == "SIGTERM"
+    finally:
+        session.kill()
+
+
+def test_the_backend_gets_the_proxy_environment_plus_env(tmp_path: Path) -> None:
+    side = tmp_path / "side.txt"
+    argv = ["-m", "loopfuse.cli", "proxy", "--env", f"SIDE_EFFECT_FILE={side}", "--", sys.executable, BACKEND]
+    session = RawSession(argv, child_env())
+    try:
+        session.initialize()
+        assert session.call("append", {"text": "x"})["result"]["isError"] is False
+        assert session.close() == 0
+    finally:
+        session.kill()
+    assert side.read_text() == "x\n"
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "loopfuse.cli", "proxy", *args]
+    return subprocess.run(argv, env=child_env(), capture_output=True, text=True, timeout=TIMEOUT, check=False)
+
+
+def test_usage_errors_exit_2() -> None:
+    assert _cli().returncode == 2
+    bad_env = _cli("--env", "NOEQUALS", "--", "true")
+    assert bad_env.returncode == 2 and "KEY=VALUE" in bad_env.stderr
+    assert _cli("--listen", "nope", "--", "true").returncode == 2
+
+
+def test_a_command_that_does_not_exist_exits_127() -> None:
+    result = _cli("--", "/nonexistent/mcp-server")
+    assert result.returncode == 127 and "cannot start" in result.stderr
+
+
+MINIMAL_BACKEND = """\
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" in msg:
+        result = {"content": [{"type": "text", "text": "ok"}], "isError": False}
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"""
+
+
+def test_without_the_mcp_extra_stdio_works_and_http_modes_print_the_install_hint(tmp_path: Path) -> None:
+    for name in ("fastmcp", "mcp", "mcp_types"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(f'raise ImportError("No module named {name}")\n')
+    backend = tmp_path / "minimal.py"
+    backend.write_text(MINIMAL_BACKEND)
+    env = child_env()
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env["PYTHONPATH"]])
+    argv = ["-m", "loopfuse.cli", "proxy", "--config", "/dev/null", "--", sys.executable, str(backend)]
+    session = RawSession(argv, env)
+    try:
+        answers = [session.call("probe", {"n": 1}) for _ in range(7)]
+        assert [a["result"]["isError"] for a in answers] == [False] * 6 + [True]
+        assert session.close() == 0
+        assert "loopfuse denied probe" in session.stderr
+    finally:
+        session.kill()
+    argv = [sys.executable, "-m", "loopfuse.cli", "proxy", "--url", "http://127.0.0.1:9/mcp"]
+    result = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    assert result.returncode == 2 and "pip install 'loopfuse[mcp]'" in result.stderr
