@@ -36,7 +36,7 @@ __all__ = [
 
 DEFAULT_EXEMPT = ("todo_write", "ask_user_question", "exit_plan_mode")
 DEFAULT_IGNORE_ARGS = ("description", "explanation", "reason", "thought", "purpose")
-DEFAULT_MASKS = ("uuids", "timestamps", "hex_ids", "cursors", "numbers", "whitespace")
+DEFAULT_MASKS = ("uuids", "timestamps", "hex_ids", "cursors", "numbers")
 DEFAULT_VOLATILE_KEYS = (
     "cursor", "page_token", "next_token", "offset", "request_id", "timestamp", "nonce", "seed",
 )  # fmt: skip
@@ -148,13 +148,16 @@ class CircuitBreakerConfig:
     deny_message: str | None = None
     incident_log: str | None = None
     result_aware: bool = True
+    result_limit: int = 7
+    same_result_limit: int = 5
     progress_limit: int = 8
 
     def __post_init__(self) -> None:
         s = "circuit_breaker"
         check_bool(s, "enabled", self.enabled)
         check_bool(s, "result_aware", self.result_aware)
-        check_int(s, "progress_limit", self.progress_limit, 0)
+        for key in ("result_limit", "same_result_limit", "progress_limit"):
+            check_int(s, key, getattr(self, key), 0)
         check_int(s, "duplicate_limit", self.duplicate_limit, 1)
         check_int(s, "window", self.window, 1)
         if self.window < self.duplicate_limit:
@@ -229,7 +232,7 @@ class NearDuplicateConfig:
     """Section ``near_duplicate``: calls equal once volatile values are masked."""
 
     enabled: bool = True
-    limit: int = 6
+    limit: int = 8
     window: int = 50
     masks: tuple[str, ...] = DEFAULT_MASKS
     volatile_keys: tuple[str, ...] = DEFAULT_VOLATILE_KEYS
@@ -253,11 +256,13 @@ class SameErrorConfig:
     """Section ``same_error``: a tool failing with the same error ``limit`` times in a row."""
 
     enabled: bool = True
-    limit: int = 4
+    limit: int = 10
+    identical_limit: int = 4
 
     def __post_init__(self) -> None:
         check_bool("same_error", "enabled", self.enabled)
         check_int("same_error", "limit", self.limit, 1)
+        check_int("same_error", "identical_limit", self.identical_limit, 0)
 
 
 @dataclass(frozen=True)

@@ -176,6 +176,8 @@ class AgentState:
         "calls",
         "cycle",
         "denials_in_row",
+        "error_call",
+        "error_call_streak",
         "error_key",
         "error_streak",
         "error_tool",
@@ -185,6 +187,8 @@ class AgentState:
         "results",
         "run_key",
         "run_len",
+        "run_result",
+        "run_stale",
         "stale",
         "streak",
         "streak_digest",
@@ -198,6 +202,8 @@ class AgentState:
         self.results = ResultBook(window)
         self.run_key = 0
         self.run_len = 0
+        self.run_result = 0
+        self.run_stale = 0
         self.stale = 0
         self.streak_result = 0
         self.cycle: CycleTrack | None = None
@@ -206,6 +212,8 @@ class AgentState:
         self.error_tool: str | None = None
         self.error_key = 0
         self.error_streak = 0
+        self.error_call = 0
+        self.error_call_streak = 0
         self.streak_digest = b""
         self.streak = 0
         self.denials_in_row = 0

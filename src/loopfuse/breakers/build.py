@@ -29,7 +29,7 @@ def build_breakers(config: GuardConfig) -> tuple[Breaker, ...]:
         assert brake.max_repeats is not None
         breakers.append(RepeatBreaker(brake.max_repeats, result_aware=brake.result_aware))
     if config.same_error.enabled:
-        breakers.append(SameErrorBreaker(config.same_error.limit))
+        breakers.append(SameErrorBreaker(config.same_error.limit, config.same_error.identical_limit))
     if config.near_duplicate.enabled:
         breakers.append(_near(config))
     if config.cycle.enabled:
@@ -51,6 +51,8 @@ def _window(config: GuardConfig) -> WindowBreaker:
     return WindowBreaker(
         cb.duplicate_limit,
         result_aware=cb.result_aware,
+        result_limit=cb.result_limit,
+        same_result_limit=cb.same_result_limit,
         progress_limit=cb.progress_limit,
         tool_limits=limits,
     )

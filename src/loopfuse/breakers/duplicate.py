@@ -17,8 +17,13 @@ class WindowBreaker:
     and appends. With ``result_aware``, once results are reported, an entry counts as a
     repeat only if that call returned the same result as the call's latest one: the same
     call returning something new is progress. Entries whose result never arrived count as
-    repeats, so a host that never reports results gets plain counting. ``progress_limit``
-    (0 disables) still denies a call that ran that many times in a row, new results or not.
+    repeats, so a host that never reports results gets plain counting.
+
+    With results, three more rules apply (each 0 disables it): ``result_limit`` replaces
+    ``limit`` for a call whose latest result is known; ``same_result_limit`` denies a call
+    that returned the same result that many times in a row; ``progress_limit`` denies a call
+    that ran that many times in a row, new results or not. Without results none of them
+    can trip before ``limit`` does (when ``progress_limit`` > ``limit``).
     """
 
     kind: Kind = "duplicate"
@@ -28,32 +33,36 @@ class WindowBreaker:
         limit: int,
         *,
         result_aware: bool = False,
+        result_limit: int = 0,
+        same_result_limit: int = 0,
         progress_limit: int = 0,
         tool_limits: Mapping[str, int] | None = None,
     ) -> None:
         self.limit = limit
         self.result_aware = result_aware
+        self.result_limit = result_limit
+        self.same_result_limit = same_result_limit
         self.progress_limit = progress_limit
         self.tool_limits = dict(tool_limits or {})
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
         limit = self.tool_limits.get(call.tool, self.limit)
-        count = self.count(state, call.key)
+        last = state.results.last.get(call.key) if self.result_aware else None
+        if last is not None and self.result_limit and call.tool not in self.tool_limits:
+            limit = self.result_limit
+        count = state.window.count(call.key)
+        if last is not None:
+            count += state.window.count(pair_key(call.key, last))
         if count >= limit:
             return Denial("duplicate", count, limit)
-        if self.progress_limit and state.run_key == call.key and state.run_len >= self.progress_limit:
+        return self._in_a_row(state, call) if state.run_key == call.key else None
+
+    def _in_a_row(self, state: AgentState, call: CallKey) -> Denial | None:
+        if self.same_result_limit and state.run_stale >= self.same_result_limit:
+            return Denial("duplicate", state.run_stale, self.same_result_limit)
+        if self.progress_limit and state.run_len >= self.progress_limit:
             return Denial("duplicate", state.run_len, self.progress_limit)
         return None
-
-    def count(self, state: AgentState, key: int) -> int:
-        """How many entries of the window repeat ``key`` (and its latest result)."""
-        window = state.window
-        count = window.count(key)
-        if self.result_aware:
-            last = state.results.last.get(key)
-            if last is not None:
-                count += window.count(pair_key(key, last))
-        return count
 
     def record(self, state: AgentState, call: CallKey) -> None:
         window = state.window
@@ -63,7 +72,7 @@ class WindowBreaker:
         if state.run_key == call.key:
             state.run_len += 1
         else:
-            state.run_key, state.run_len = call.key, 1
+            state.run_key, state.run_len, state.run_stale, state.run_result = call.key, 1, 0, 0
 
     def refused(self, state: AgentState, call: CallKey) -> None:
         """A refused call never enters the window."""
@@ -75,3 +84,7 @@ class WindowBreaker:
         index = state.results.take_pending(call.key)
         if index is not None:
             state.window.replace(index, pair_key(call.key, result.digest))
+        if call.key == state.run_key:
+            same = result.digest == state.run_result
+            state.run_stale = state.run_stale + 1 if same else 1
+            state.run_result = result.digest
