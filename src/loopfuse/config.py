@@ -221,8 +221,11 @@ class CycleConfig:
         s = "cycle"
         for key in ("enabled", "result_aware", "only_with_results"):
             check_bool(s, key, getattr(self, key))
-        check_int(s, "max_period", self.max_period, 2)
-        if self.max_period > 16:
+        if (
+            isinstance(self.max_period, bool)
+            or not isinstance(self.max_period, int)
+            or not (2 <= self.max_period <= 16)
+        ):
             raise _fail(s, "max_period", self.max_period, "an integer from 2 to 16")
         check_int(s, "min_repeats", self.min_repeats, 2)
 
