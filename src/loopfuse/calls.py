@@ -39,14 +39,16 @@ class CallKey:
 
     ``key`` is a 63-bit integer (never 0) used by the window breaker; ``full`` is the
     loop brake's sha256. When no ignored argument is present both come from one hash.
+    ``near`` is the near-duplicate key (volatile values masked), 0 when not computed.
     """
 
-    __slots__ = ("full", "key", "tool")
+    __slots__ = ("full", "key", "near", "tool")
 
-    def __init__(self, tool: str, full: bytes, key: int) -> None:
+    def __init__(self, tool: str, full: bytes, key: int, near: int = 0) -> None:
         self.tool = tool
         self.full = full
         self.key = key
+        self.near = near
 
     @classmethod
     def of(cls, tool: str, args: Any, ignore: frozenset[str] = frozenset()) -> CallKey | None:

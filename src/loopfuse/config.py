@@ -17,12 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .volatile import MASKS
 
 __all__ = [
     "CircuitBreakerConfig",
+    "CycleConfig",
     "GuardConfig",
     "GuardSettings",
     "LoopBrakeConfig",
+    "NearDuplicateConfig",
+    "SameErrorConfig",
+    "ToolRule",
     "find_config_file",
     "load_config_file",
     "parse_config",
@@ -31,6 +36,11 @@ __all__ = [
 
 DEFAULT_EXEMPT = ("todo_write", "ask_user_question", "exit_plan_mode")
 DEFAULT_IGNORE_ARGS = ("description", "explanation", "reason", "thought", "purpose")
+DEFAULT_MASKS = ("uuids", "timestamps", "hex_ids", "cursors", "numbers")
+DEFAULT_VOLATILE_KEYS = (
+    "cursor", "page_token", "next_token", "offset", "request_id", "timestamp", "nonce", "seed",
+)  # fmt: skip
+MODES = ("enforce", "shadow")
 MAX_REPEATS_ENV = "LOOPFUSE_MAX_REPEATS"
 CONFIG_ENV = "LOOPFUSE_CONFIG"
 _PLACEHOLDERS = {"tool": "bash", "count": 7, "limit": 6, "kind": "duplicate"}
@@ -65,6 +75,23 @@ def check_names(section: str, key: str, value: Any) -> tuple[str, ...]:
     if not all(isinstance(v, str) and v for v in value):
         raise _fail(section, key, value, "a list of non-empty strings")
     return tuple(value)
+
+
+def check_choice(section: str, key: str, value: Any, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise _fail(section, key, value, "one of " + ", ".join(repr(c) for c in choices))
+    return str(value)
+
+
+def check_masks(section: str, key: str, value: Any) -> tuple[str, ...]:
+    names = check_names(section, key, value)
+    if not set(names) <= set(MASKS):
+        raise _fail(section, key, value, "a list drawn from " + ", ".join(MASKS))
+    return names
+
+
+def check_optional_int(section: str, key: str, value: Any, minimum: int) -> int | None:
+    return None if value is None else check_int(section, key, value, minimum)
 
 
 def check_optional_str(section: str, key: str, value: Any) -> str | None:
@@ -120,10 +147,17 @@ class CircuitBreakerConfig:
     ignore_args: tuple[str, ...] = DEFAULT_IGNORE_ARGS
     deny_message: str | None = None
     incident_log: str | None = None
+    result_aware: bool = True
+    result_limit: int = 7
+    same_result_limit: int = 5
+    progress_limit: int = 8
 
     def __post_init__(self) -> None:
         s = "circuit_breaker"
         check_bool(s, "enabled", self.enabled)
+        check_bool(s, "result_aware", self.result_aware)
+        for key in ("result_limit", "same_result_limit", "progress_limit"):
+            check_int(s, key, getattr(self, key), 0)
         check_int(s, "duplicate_limit", self.duplicate_limit, 1)
         check_int(s, "window", self.window, 1)
         if self.window < self.duplicate_limit:
@@ -142,9 +176,11 @@ class LoopBrakeConfig:
 
     enabled: bool = True
     max_repeats: int | None = None
+    result_aware: bool = False
 
     def __post_init__(self) -> None:
         check_bool("loop_brake", "enabled", self.enabled)
+        check_bool("loop_brake", "result_aware", self.result_aware)
         resolved = resolve_max_repeats(self.max_repeats, "[loop_brake] max_repeats")
         object.__setattr__(self, "max_repeats", resolved)
 
@@ -156,9 +192,11 @@ class GuardSettings:
     max_agents: int = 100_000
     agent_idle_seconds: float = 86_400.0
     abort_after_denials: int | None = 20
+    mode: str = "enforce"
 
     def __post_init__(self) -> None:
         s = "guard"
+        check_choice(s, "mode", self.mode, MODES)
         check_int(s, "max_agents", self.max_agents, 1)
         idle = check_number(s, "agent_idle_seconds", self.agent_idle_seconds, 0.001)
         object.__setattr__(self, "agent_idle_seconds", idle)
@@ -169,18 +207,114 @@ class GuardSettings:
 
 
 @dataclass(frozen=True)
+class CycleConfig:
+    """Section ``cycle``: a block of 2..``max_period`` distinct calls run ``min_repeats``
+    times back to back; the next call continuing it is denied."""
+
+    enabled: bool = True
+    max_period: int = 4
+    min_repeats: int = 3
+    result_aware: bool = True
+    only_with_results: bool = True
+
+    def __post_init__(self) -> None:
+        s = "cycle"
+        for key in ("enabled", "result_aware", "only_with_results"):
+            check_bool(s, key, getattr(self, key))
+        if (
+            isinstance(self.max_period, bool)
+            or not isinstance(self.max_period, int)
+            or not (2 <= self.max_period <= 16)
+        ):
+            raise _fail(s, "max_period", self.max_period, "an integer from 2 to 16")
+        check_int(s, "min_repeats", self.min_repeats, 2)
+
+
+@dataclass(frozen=True)
+class NearDuplicateConfig:
+    """Section ``near_duplicate``: calls equal once volatile values are masked."""
+
+    enabled: bool = True
+    limit: int = 8
+    window: int = 50
+    masks: tuple[str, ...] = DEFAULT_MASKS
+    volatile_keys: tuple[str, ...] = DEFAULT_VOLATILE_KEYS
+    result_aware: bool = True
+    only_with_results: bool = True
+
+    def __post_init__(self) -> None:
+        s = "near_duplicate"
+        for key in ("enabled", "result_aware", "only_with_results"):
+            check_bool(s, key, getattr(self, key))
+        check_int(s, "limit", self.limit, 1)
+        check_int(s, "window", self.window, 1)
+        if self.window < self.limit:
+            raise _fail(s, "window", self.window, f"at least limit ({self.limit})")
+        object.__setattr__(self, "masks", check_masks(s, "masks", self.masks))
+        object.__setattr__(self, "volatile_keys", check_names(s, "volatile_keys", self.volatile_keys))
+
+
+@dataclass(frozen=True)
+class SameErrorConfig:
+    """Section ``same_error``: a tool failing with the same error ``limit`` times in a row."""
+
+    enabled: bool = True
+    limit: int = 10
+    identical_limit: int = 4
+
+    def __post_init__(self) -> None:
+        check_bool("same_error", "enabled", self.enabled)
+        check_int("same_error", "limit", self.limit, 1)
+        check_int("same_error", "identical_limit", self.identical_limit, 0)
+
+
+@dataclass(frozen=True)
+class ToolRule:
+    """One table of section ``tools``: rules for a single tool (None: the global value)."""
+
+    tool: str = ""
+    exempt: bool = False
+    identity_args: tuple[str, ...] | None = None
+    ignore_args: tuple[str, ...] = ()
+    duplicate_limit: int | None = None
+    near_duplicate_limit: int | None = None
+    masks: tuple[str, ...] | None = None
+    volatile_keys: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        s = f"tools.{self.tool}"
+        check_bool(s, "exempt", self.exempt)
+        if self.identity_args is not None:
+            object.__setattr__(self, "identity_args", check_names(s, "identity_args", self.identity_args))
+        if self.masks is not None:
+            object.__setattr__(self, "masks", check_masks(s, "masks", self.masks))
+        for key in ("ignore_args", "volatile_keys"):
+            object.__setattr__(self, key, check_names(s, key, getattr(self, key)))
+        for key in ("duplicate_limit", "near_duplicate_limit"):
+            check_optional_int(s, key, getattr(self, key), 1)
+
+
+@dataclass(frozen=True)
 class GuardConfig:
     """The whole configuration. A missing ``loop_brake`` section means no loop brake."""
 
     circuit_breaker: CircuitBreakerConfig = field(default_factory=CircuitBreakerConfig)
     loop_brake: LoopBrakeConfig | None = None
     guard: GuardSettings = field(default_factory=GuardSettings)
+    cycle: CycleConfig = field(default_factory=CycleConfig)
+    near_duplicate: NearDuplicateConfig = field(default_factory=NearDuplicateConfig)
+    same_error: SameErrorConfig = field(default_factory=SameErrorConfig)
+    tools: Mapping[str, ToolRule] = field(default_factory=dict)
 
 
 SECTIONS: dict[str, type[Any]] = {
     "circuit_breaker": CircuitBreakerConfig,
     "loop_brake": LoopBrakeConfig,
     "guard": GuardSettings,
+    "cycle": CycleConfig,
+    "near_duplicate": NearDuplicateConfig,
+    "same_error": SameErrorConfig,
+    "tools": ToolRule,
 }
 
 
@@ -202,8 +336,17 @@ def _build_section(name: str, body: Any) -> Any:
     cls = SECTIONS[name]
     if not isinstance(body, Mapping):
         raise ConfigError(f"[{name}] = {body!r} is not allowed: expected a table of keys")
+    if name == "tools":
+        return {str(tool): _build_tool_rule(str(tool), rule) for tool, rule in body.items()}
     allowed = {f.name for f in dataclasses.fields(cls)}
     return cls(**_normalized_keys(body, f"[{name}]", allowed))
+
+
+def _build_tool_rule(tool: str, body: Any) -> ToolRule:
+    if not isinstance(body, Mapping):
+        raise ConfigError(f"[tools.{tool}] = {body!r} is not allowed: expected a table of keys")
+    allowed = {f.name for f in dataclasses.fields(ToolRule)} - {"tool"}
+    return ToolRule(tool=tool, **_normalized_keys(body, f"[tools.{tool}]", allowed))
 
 
 def _normalized_keys(mapping: Mapping[str, Any], where: str, allowed: set[str]) -> dict[str, Any]:

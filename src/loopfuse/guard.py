@@ -7,16 +7,19 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar, overload
 
-from .breakers import Breaker, CallCap, RepeatBreaker, WindowBreaker
+from .breakers.build import build_breakers
 from .calls import CallKey
 from .config import GuardConfig, find_config_file, load_config_file, parse_config
 from .decision import Decision, Denial
+from .identity import CallIdentity
 from .incidents import IncidentLog, incident_record, logger
 from .listeners import GuardListener
 from .messages import denial_message
+from .state import ToolResult
 from .stats import GuardStats
 from .stores.base import Outcome, Store
 from .stores.memory import MemoryStore, agent_label
+from .volatile import ERROR_MASKS, int_digest, mask_value, result_digest
 from .wrapping import guarded
 
 __all__ = ["Guard"]
@@ -28,9 +31,11 @@ class Guard:
     """Decides, in code, whether an agent's next tool call may run.
 
     Breakers are evaluated in this order: the call cap, the window breaker
-    (``duplicate``), the loop brake (``repeat``). The first denial wins; a denied call
-    is recorded by no breaker, so it never counts. Thread-safe: one lock per guard
-    makes concurrent checks for one agent exact.
+    (``duplicate``), the loop brake (``repeat``), ``same_error``, ``near_duplicate``,
+    ``cycle``. The first denial wins; a denied call is recorded by no breaker, so it
+    never counts. Thread-safe: one lock per guard makes concurrent checks for one agent
+    exact. In shadow mode (``[guard] mode = "shadow"``) every decision is evaluated and
+    logged the same way, but the call is allowed (``Decision.shadow`` tells it apart).
     """
 
     def __init__(
@@ -42,11 +47,12 @@ class Guard:
     ) -> None:
         self.config = config if config is not None else GuardConfig()
         cb, settings = self.config.circuit_breaker, self.config.guard
-        breakers = _build_breakers(self.config)
+        breakers = build_breakers(self.config)
         self._guard_all = bool(breakers)
+        self._identity = CallIdentity(self.config)
+        self._shadow = settings.mode == "shadow"
         self._only = frozenset(cb.only)
         self._exempt = frozenset(cb.exempt)
-        self._ignore = frozenset(cb.ignore_args)
         self._template = cb.deny_message
         self._incidents = IncidentLog(cb.incident_log) if cb.incident_log else None
         self.listeners: list[GuardListener] = list(listeners)
@@ -103,8 +109,16 @@ class Guard:
         """Tell the guard what a call that ran returned (``ok=False`` for an error).
 
         Breakers that opt in treat the same call returning a new result as progress.
-        Only a digest of the result is kept, never the result.
+        Only a digest of the result is kept, never the result. Never raises: a result
+        that cannot be judged is ignored (fail open).
         """
+        call = self._call_key(tool, args, agent, count=False)
+        observe = getattr(self._store, "record_result", None)
+        if call is None or observe is None:
+            return
+        outcome = _tool_result(result, ok)
+        if outcome is None or observe(agent, call, outcome) is False:
+            self._fail_open("result", tool, agent, checked=False)
 
     @overload
     def wrap(self, fn: F, *, tool: str | None = None, agent: Any = "default") -> F: ...
@@ -136,14 +150,15 @@ class Guard:
         out["agents"] = self._store.agent_count()
         return out
 
-    def _call_key(self, tool: str, args: Any, agent: Any) -> CallKey | None:
+    def _call_key(self, tool: str, args: Any, agent: Any, *, count: bool = True) -> CallKey | None:
         """The call's key, or None when the call is not guarded or cannot be judged."""
         if not self._is_guarded(tool):
-            self._stats.skipped()
+            if count:
+                self._stats.skipped()
             return None
-        call = CallKey.of(tool, {} if args is None else args, self._ignore)
+        call = self._identity.key(tool, {} if args is None else args)
         if call is None:
-            self._fail_open("unserializable", tool, agent)
+            self._fail_open("unserializable", tool, agent, checked=count)
         return call
 
     def _allowed(self, tool: str) -> Decision:
@@ -156,7 +171,7 @@ class Guard:
         return decision
 
     def _is_guarded(self, tool: str) -> bool:
-        if not self._guard_all:
+        if not self._guard_all or self._identity.exempt(tool):
             return False
         if self._only:
             return tool in self._only
@@ -174,7 +189,14 @@ class Guard:
             self._stats.denial(denial.kind, outcome.escalate)
             message = denial_message(self._template, tool, denial)
             decision = Decision(
-                False, tool, message, denial.kind, denial.count, denial.limit, outcome.escalate
+                self._shadow,
+                tool,
+                message,
+                denial.kind,
+                denial.count,
+                denial.limit,
+                outcome.escalate and not self._shadow,
+                self._shadow,
             )
             self._after_denial(decision, agent, denial, outcome)
         if self.listeners:
@@ -191,7 +213,8 @@ class Guard:
     def _report_first(self, tool: str, agent: Any, denial: Denial) -> None:
         label = agent_label(agent)
         logger.warning(
-            "loopfuse denied %s for agent %s: %s (%d/%d)",
+            "loopfuse %s %s for agent %s: %s (%d/%d)",
+            "would deny (shadow mode)" if self._shadow else "denied",
             tool,
             label if isinstance(label, str) else "<object>",
             denial.kind,
@@ -218,14 +241,11 @@ class Guard:
                 logger.exception("loopfuse: listener %r failed in %s", listener, hook)
 
 
-def _build_breakers(config: GuardConfig) -> tuple[Breaker, ...]:
-    cb, brake = config.circuit_breaker, config.loop_brake
-    breakers: list[Breaker] = []
-    if cb.enabled:
-        if cb.max_calls_per_agent:
-            breakers.append(CallCap(cb.max_calls_per_agent))
-        breakers.append(WindowBreaker(cb.duplicate_limit))
-    if brake is not None and brake.enabled:
-        assert brake.max_repeats is not None
-        breakers.append(RepeatBreaker(brake.max_repeats))
-    return tuple(breakers)
+def _tool_result(result: Any, ok: bool | None) -> ToolResult | None:
+    """The digests of a result (errors with numbers masked too); None if it cannot be read."""
+    try:
+        digest = result_digest(result)
+        error = int_digest(repr(mask_value(result, ERROR_MASKS))) if ok is False else 0
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return ToolResult(digest, ok if isinstance(ok, bool) else None, error)

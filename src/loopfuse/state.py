@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from array import array
+from collections import deque
+from dataclasses import dataclass
 
-__all__ = ["AgentState", "CountingWindow"]
+__all__ = ["AgentState", "CountingWindow", "CycleTrack", "ResultBook", "ToolResult"]
 
 
 class CountingWindow:
@@ -16,10 +18,11 @@ class CountingWindow:
     Both grow with use, so an agent that made three calls costs a few hundred bytes.
     """
 
-    __slots__ = ("_counts", "_keys", "_mask", "_pos", "_ring", "_size", "_used")
+    __slots__ = ("_counts", "_keys", "_mask", "_pos", "_ring", "_size", "_used", "pushed")
 
     def __init__(self, size: int) -> None:
         self._size = size
+        self.pushed = 0
         self._ring = array("q")
         self._pos = 0
         self._keys = array("q", bytes(8 * 8))
@@ -37,6 +40,7 @@ class CountingWindow:
     def push(self, key: int) -> None:
         """Append ``key``; the oldest entry leaves once the window is full."""
         ring = self._ring
+        self.pushed += 1
         if len(ring) < self._size:
             ring.append(key)
         else:
@@ -48,6 +52,16 @@ class CountingWindow:
                 return
             self._decrement(oldest)
         self._increment(key)
+
+    def replace(self, index: int, key: int) -> bool:
+        """Re-key the entry pushed as the ``index``-th (from 0) if it is still in the window."""
+        if not 0 <= self.pushed - 1 - index < len(self._ring):
+            return False
+        slot = index % self._size
+        self._decrement(self._ring[slot])
+        self._ring[slot] = key
+        self._increment(key)
+        return True
 
     def _find(self, key: int) -> int:
         keys, mask = self._keys, self._mask
@@ -108,23 +122,103 @@ def _cyclically_between(home: int, lo: int, hi: int) -> bool:
     return home > lo or home <= hi
 
 
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What the guard keeps of one result: digests only, never the result."""
+
+    digest: int
+    ok: bool | None
+    error: int
+
+
+class ResultBook:
+    """The last result digest of each recent call key, and where its latest unsettled
+    window entry sits; both bounded to ``size`` keys (oldest dropped first)."""
+
+    __slots__ = ("_pending", "_size", "last")
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self.last: dict[int, int] = {}
+        self._pending: dict[int, int] = {}
+
+    def pushed(self, key: int, index: int) -> None:
+        """``key`` entered a window as its ``index``-th entry, its result still unknown."""
+        _put(self._pending, key, index, self._size)
+
+    def take_pending(self, key: int) -> int | None:
+        return self._pending.pop(key, None)
+
+    def remember(self, key: int, result: int) -> None:
+        _put(self.last, key, result, self._size)
+
+
+def _put(table: dict[int, int], key: int, value: int, bound: int) -> None:
+    table.pop(key, None)
+    table[key] = value
+    if len(table) > bound:
+        del table[next(iter(table))]
+
+
+class CycleTrack:
+    """The last ``k + 1`` call keys with their result digests (0 until known) and, per
+    period ``p`` in 2..k, how many trailing calls repeat the call ``p`` before them."""
+
+    __slots__ = ("history", "matches", "results")
+
+    def __init__(self, k: int) -> None:
+        self.history: deque[int] = deque(maxlen=k + 1)
+        self.results: deque[int] = deque(maxlen=k + 1)
+        self.matches = [0] * (k + 1)
+
+
 class AgentState:
     """Everything the in-process store keeps for one agent."""
 
     __slots__ = (
         "__weakref__",
         "calls",
+        "cycle",
         "denials_in_row",
+        "error_call",
+        "error_call_streak",
+        "error_key",
+        "error_streak",
+        "error_tool",
+        "near",
+        "near_results",
         "reported",
+        "results",
+        "run_key",
+        "run_len",
+        "run_result",
+        "run_stale",
         "seen",
+        "stale",
         "streak",
         "streak_digest",
+        "streak_result",
         "window",
     )
 
     def __init__(self, window: int) -> None:
         self.calls = 0
         self.window = CountingWindow(window)
+        self.results = ResultBook(window)
+        self.run_key = 0
+        self.run_len = 0
+        self.run_result = 0
+        self.run_stale = 0
+        self.stale = 0
+        self.streak_result = 0
+        self.cycle: CycleTrack | None = None
+        self.near: CountingWindow | None = None
+        self.near_results: ResultBook | None = None
+        self.error_tool: str | None = None
+        self.error_key = 0
+        self.error_streak = 0
+        self.error_call = 0
+        self.error_call_streak = 0
         self.streak_digest = b""
         self.streak = 0
         self.denials_in_row = 0

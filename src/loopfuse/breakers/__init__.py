@@ -1,9 +1,11 @@
 """Breakers: pure decisions over one agent's state, no I/O.
 
 Each breaker answers ``check(state, call)`` with a ``Denial`` or ``None`` without
-changing anything, ``record(state, call)`` once the guard has allowed the call, and
-``refused(state, call)`` when it was the breaker that denied it. The guard evaluates
-them in order; the first denial wins and then no breaker records the call.
+changing anything, ``record(state, call)`` once the guard has allowed the call,
+``refused(state, call)`` when it was the breaker that denied it, and
+``observe(state, call, result)`` when the host reports what an allowed call returned
+(``Guard.record_result``). The guard evaluates them in order; the first denial wins
+and then no breaker records the call.
 """
 
 from __future__ import annotations
@@ -12,12 +14,23 @@ from typing import Protocol
 
 from ..calls import CallKey
 from ..decision import Denial, Kind
-from ..state import AgentState
+from ..state import AgentState, ToolResult
 from .cap import CallCap
+from .cycle import CycleBreaker
 from .duplicate import WindowBreaker
+from .near_duplicate import NearDuplicateBreaker
 from .repeat import RepeatBreaker
+from .same_error import SameErrorBreaker
 
-__all__ = ["Breaker", "CallCap", "RepeatBreaker", "WindowBreaker"]
+__all__ = [
+    "Breaker",
+    "CallCap",
+    "CycleBreaker",
+    "NearDuplicateBreaker",
+    "RepeatBreaker",
+    "SameErrorBreaker",
+    "WindowBreaker",
+]
 
 
 class Breaker(Protocol):
@@ -28,3 +41,5 @@ class Breaker(Protocol):
     def record(self, state: AgentState, call: CallKey) -> None: ...
 
     def refused(self, state: AgentState, call: CallKey) -> None: ...
+
+    def observe(self, state: AgentState, call: CallKey, result: ToolResult) -> None: ...

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..calls import CallKey
 from ..decision import Denial, Kind
-from ..state import AgentState
+from ..state import AgentState, ToolResult
 
 
 class CallCap:
@@ -25,3 +25,6 @@ class CallCap:
 
     def refused(self, state: AgentState, call: CallKey) -> None:
         """A refusal changes nothing."""
+
+    def observe(self, state: AgentState, call: CallKey, result: ToolResult) -> None:
+        """Results do not matter to the cap."""

@@ -2,31 +2,89 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ..calls import CallKey
 from ..decision import Denial, Kind
-from ..state import AgentState
+from ..state import AgentState, ToolResult
+from ..volatile import pair_key
 
 
 class WindowBreaker:
     """Deny a call that already ran ``limit`` times among the last recorded calls.
 
     The window's length is the state's (``AgentState.window``); this breaker only reads
-    and appends.
+    and appends. With ``result_aware``, once results are reported, an entry counts as a
+    repeat only if that call returned the same result as the call's latest one: the same
+    call returning something new is progress. Entries whose result never arrived count as
+    repeats, so a host that never reports results gets plain counting.
+
+    With results, three more rules apply (each 0 disables it): ``result_limit`` replaces
+    ``limit`` for a call whose latest result is known; ``same_result_limit`` denies a call
+    that returned the same result that many times in a row; ``progress_limit`` denies a call
+    that ran that many times in a row, new results or not. Without results none of them
+    can trip before ``limit`` does (when ``progress_limit`` > ``limit``).
     """
 
     kind: Kind = "duplicate"
 
-    def __init__(self, limit: int) -> None:
+    def __init__(
+        self,
+        limit: int,
+        *,
+        result_aware: bool = False,
+        result_limit: int = 0,
+        same_result_limit: int = 0,
+        progress_limit: int = 0,
+        tool_limits: Mapping[str, int] | None = None,
+    ) -> None:
         self.limit = limit
+        self.result_aware = result_aware
+        self.result_limit = result_limit
+        self.same_result_limit = same_result_limit
+        self.progress_limit = progress_limit
+        self.tool_limits = dict(tool_limits or {})
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
+        limit = self.tool_limits.get(call.tool, self.limit)
+        last = state.results.last.get(call.key) if self.result_aware else None
+        if last is not None and self.result_limit and call.tool not in self.tool_limits:
+            limit = self.result_limit
         count = state.window.count(call.key)
-        if count >= self.limit:
-            return Denial("duplicate", count, self.limit)
+        if last is not None:
+            count += state.window.count(pair_key(call.key, last))
+        if count >= limit:
+            return Denial("duplicate", count, limit)
+        return self._in_a_row(state, call) if state.run_key == call.key else None
+
+    def _in_a_row(self, state: AgentState, call: CallKey) -> Denial | None:
+        if self.same_result_limit and state.run_stale >= self.same_result_limit:
+            return Denial("duplicate", state.run_stale, self.same_result_limit)
+        if self.progress_limit and state.run_len >= self.progress_limit:
+            return Denial("duplicate", state.run_len, self.progress_limit)
         return None
 
     def record(self, state: AgentState, call: CallKey) -> None:
-        state.window.push(call.key)
+        window = state.window
+        window.push(call.key)
+        if self.result_aware:
+            state.results.pushed(call.key, window.pushed - 1)
+        if state.run_key == call.key:
+            state.run_len += 1
+        else:
+            state.run_key, state.run_len, state.run_stale, state.run_result = call.key, 1, 0, 0
 
     def refused(self, state: AgentState, call: CallKey) -> None:
         """A refused call never enters the window."""
+
+    def observe(self, state: AgentState, call: CallKey, result: ToolResult) -> None:
+        """Re-key the call's entry by its result, so equal results count together."""
+        if not self.result_aware:
+            return
+        index = state.results.take_pending(call.key)
+        if index is not None:
+            state.window.replace(index, pair_key(call.key, result.digest))
+        if call.key == state.run_key:
+            same = result.digest == state.run_result
+            state.run_stale = state.run_stale + 1 if same else 1
+            state.run_result = result.digest

@@ -4,32 +4,46 @@ from __future__ import annotations
 
 from ..calls import CallKey
 from ..decision import Denial, Kind
-from ..state import AgentState
+from ..state import AgentState, ToolResult
 
 
 class RepeatBreaker:
     """Deny the identical call once it has run ``max_repeats`` times in a row.
 
     The streak counts refused attempts too, so ``count`` tells how many times in a row
-    the model has asked; a different allowed call starts a new streak at 1.
+    the model has asked; a different allowed call starts a new streak at 1. With
+    ``result_aware``, a reported result that differs from the streak's previous one
+    starts the streak again at 1 (the same call returning something new is progress).
     """
 
     kind: Kind = "repeat"
 
-    def __init__(self, max_repeats: int) -> None:
+    def __init__(self, max_repeats: int, *, result_aware: bool = False) -> None:
         self.max_repeats = max_repeats
+        self.result_aware = result_aware
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
-        if call.full == state.streak_digest and state.streak >= self.max_repeats:
-            return Denial("repeat", state.streak + 1, self.max_repeats)
+        streak = state.stale if self.result_aware else state.streak
+        if call.full == state.streak_digest and streak >= self.max_repeats:
+            return Denial("repeat", streak + 1, self.max_repeats)
         return None
 
     def record(self, state: AgentState, call: CallKey) -> None:
         if call.full == state.streak_digest:
             state.streak += 1
+            state.stale += 1
         else:
             state.streak_digest = call.full
-            state.streak = 1
+            state.streak = state.stale = 1
+            state.streak_result = 0
 
     def refused(self, state: AgentState, call: CallKey) -> None:
         state.streak += 1
+        state.stale += 1
+
+    def observe(self, state: AgentState, call: CallKey, result: ToolResult) -> None:
+        if call.full != state.streak_digest:
+            return
+        if state.streak_result and result.digest != state.streak_result:
+            state.stale = 1
+        state.streak_result = result.digest

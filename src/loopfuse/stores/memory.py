@@ -13,7 +13,7 @@ from typing import Any
 from ..breakers import Breaker
 from ..calls import CallKey
 from ..decision import Denial
-from ..state import AgentState
+from ..state import AgentState, ToolResult
 from .base import ALLOWED, Outcome
 
 __all__ = ["AgentRegistry", "MemoryStore", "agent_label"]
@@ -175,6 +175,17 @@ class MemoryStore:
 
     async def adecide(self, agent: Any, call: CallKey) -> Outcome | None:
         return self.decide(agent, call)
+
+    def record_result(self, agent: Any, call: CallKey, result: ToolResult) -> bool:
+        """Let every breaker observe what ``call`` returned; False when ``agent`` cannot be keyed."""
+        with self._lock:
+            state = self._agents.get(agent)
+            if state is None:
+                return False
+            for breaker in self._breakers:
+                breaker.observe(state, call, result)
+            state.results.remember(call.key, result.digest)
+        return True
 
     def _denied(self, state: AgentState, denial: Denial) -> Outcome:
         state.denials_in_row += 1

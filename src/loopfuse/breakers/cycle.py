@@ -1,0 +1,76 @@
+"""The cycle breaker: a block of 2..k distinct calls repeated back to back."""
+
+from __future__ import annotations
+
+from ..calls import CallKey
+from ..decision import Denial, Kind
+from ..state import AgentState, CycleTrack, ToolResult
+
+
+class CycleBreaker:
+    """Deny the call that would run a block of ``p`` distinct calls (2 <= p <= ``max_period``)
+    once more after it ran ``min_repeats`` times back to back (A,B,A,B,A,B, then A).
+
+    Per call it updates, for each period ``p``, how many trailing calls repeat the call
+    ``p`` before them: O(max_period) time and memory, whatever the history's length. With
+    ``result_aware``, a call whose reported result differs from the result of the call
+    ``p`` before it breaks the cycle of period ``p``: new results are progress. With
+    ``only_with_results``, a block is judged only once every call in it has a reported
+    result (a host that never reports results is never denied by this breaker).
+    """
+
+    kind: Kind = "cycle"
+
+    def __init__(
+        self,
+        max_period: int = 4,
+        min_repeats: int = 3,
+        *,
+        result_aware: bool = True,
+        only_with_results: bool = False,
+    ) -> None:
+        self.max_period = max_period
+        self.min_repeats = min_repeats
+        self.result_aware = result_aware
+        self.only_with_results = only_with_results
+
+    def check(self, state: AgentState, call: CallKey) -> Denial | None:
+        track = state.cycle
+        if track is None:
+            return None
+        history = track.history
+        for p in range(2, min(self.max_period, len(history)) + 1):
+            run = track.matches[p] + 1
+            if history[-p] == call.key and run > p * (self.min_repeats - 1) and self._judged(track, p):
+                return Denial("cycle", (run - 1 + p) // p, self.min_repeats)
+        return None
+
+    def record(self, state: AgentState, call: CallKey) -> None:
+        track = state.cycle
+        if track is None:
+            track = state.cycle = CycleTrack(self.max_period)
+        history, matches = track.history, track.matches
+        for p in range(2, self.max_period + 1):
+            matches[p] = matches[p] + 1 if len(history) >= p and history[-p] == call.key else 0
+        history.append(call.key)
+        track.results.append(0)
+
+    def refused(self, state: AgentState, call: CallKey) -> None:
+        """A refused call changes nothing."""
+
+    def observe(self, state: AgentState, call: CallKey, result: ToolResult) -> None:
+        track = state.cycle
+        if not self.result_aware or track is None or not track.history or track.history[-1] != call.key:
+            return
+        results = track.results
+        results[-1] = result.digest
+        for p in range(2, min(self.max_period, len(results) - 1) + 1):
+            earlier = results[-1 - p]
+            if earlier and earlier != result.digest:
+                track.matches[p] = 0
+
+    def _judged(self, track: CycleTrack, p: int) -> bool:
+        """Whether the last ``p`` calls are distinct (and, if required, have results)."""
+        if len({track.history[-i] for i in range(1, p + 1)}) != p:
+            return False
+        return not self.only_with_results or all(track.results[-i] for i in range(1, p + 1))

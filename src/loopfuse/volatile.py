@@ -1,0 +1,81 @@
+"""Masking volatile values: what changes between two calls that mean the same thing.
+
+Used for the near-duplicate identity of a call (numbers, ids, timestamps, cursors in its
+arguments) and for result digests (ids and timestamps only: a changed number in a result,
+"3 failed" then "2 failed", is progress).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from .calls import canonical_json
+
+__all__ = ["ERROR_MASKS", "MASKS", "RESULT_MASKS", "int_digest", "mask_value", "pair_key", "result_digest"]
+
+_MASK63 = (1 << 63) - 1
+
+# Order matters: the specific shapes are masked before the plain numbers inside them.
+_PATTERNS: dict[str, re.Pattern[str]] = {
+    "uuids": re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
+    "timestamps": re.compile(
+        r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
+        r"|\b\d{2}:\d{2}:\d{2}(?:\.\d+)?\b"
+    ),
+    "hex_ids": re.compile(r"\b(?:0x)?(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b"),
+    "cursors": re.compile(r"\b(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])[A-Za-z0-9_\-]{24,}={0,2}"),
+    "numbers": re.compile(r"-?\d+(?:\.\d+)?"),
+    "whitespace": re.compile(r"\s+"),
+}
+_REPLACEMENT = {"whitespace": " "}
+MASKS: tuple[str, ...] = tuple(_PATTERNS)
+RESULT_MASKS: tuple[str, ...] = ("uuids", "timestamps", "hex_ids")
+ERROR_MASKS: tuple[str, ...] = ("uuids", "timestamps", "hex_ids", "numbers")
+
+
+def mask_text(text: str, masks: Collection[str]) -> str:
+    """``text`` with every value of the named classes replaced by a placeholder."""
+    for name, pattern in _PATTERNS.items():
+        if name in masks:
+            text = pattern.sub(_REPLACEMENT.get(name, "#"), text)
+    return text.strip() if "whitespace" in masks else text
+
+
+def mask_value(value: Any, masks: Collection[str], volatile_keys: Collection[str] = ()) -> Any:
+    """``value`` with strings masked, numbers replaced (if ``numbers`` is masked) and the
+    values of ``volatile_keys`` (at any depth) replaced by a placeholder."""
+    if isinstance(value, str):
+        return mask_text(value, masks)
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int | float):
+        return "#" if "numbers" in masks else value
+    if isinstance(value, Mapping):
+        return {
+            str(k): "#" if k in volatile_keys else mask_value(v, masks, volatile_keys)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [mask_value(v, masks, volatile_keys) for v in value]
+    return value
+
+
+def int_digest(text: str) -> int:
+    """A non-zero 63-bit integer digest of ``text`` (sha256)."""
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    return (int.from_bytes(digest[:8], "big") & _MASK63) or 1
+
+
+def result_digest(result: Any) -> int:
+    """The digest of a tool's result with ids and timestamps masked; the result is not kept."""
+    masked = mask_value(result, RESULT_MASKS)
+    text = masked if isinstance(masked, str) else canonical_json(masked)
+    return int_digest(text)
+
+
+def pair_key(key: int, result: int) -> int:
+    """One 63-bit key for a call key and a result digest."""
+    return (((key * 0x9E3779B97F4A7C15) ^ result) & _MASK63) or 1

@@ -1,0 +1,78 @@
+"""record_result: result-aware counting in the window breaker and the loop brake."""
+
+from __future__ import annotations
+
+from loopfuse import Guard
+
+from .conftest import run
+
+
+def test_without_results_the_seventh_identical_call_is_denied() -> None:
+    guard = Guard()
+    assert [guard.check("bash", {"command": "ls"}, "a").allowed for _ in range(8)] == [True] * 6 + [
+        False,
+        False,
+    ]
+
+
+def test_identical_call_with_identical_result_keeps_counting() -> None:
+    guard = Guard.from_config({"circuit_breaker": {"same_result_limit": 0, "result_limit": 0}})
+    allowed = [run(guard, "bash", {"command": "pytest"}, "1 failed") for _ in range(8)]
+    assert allowed == [True] * 6 + [False, False]
+
+
+def test_test_rerun_with_edits_and_new_results_is_never_denied() -> None:
+    guard = Guard()
+    for i in range(17):
+        assert run(guard, "edit", {"line": i, "text": f"fix {i}"}, f"edited line {i}")
+        assert run(guard, "bash", {"command": "python reproduce.py"}, f"{17 - i} failed")
+
+
+def test_paging_with_new_output_passes_until_progress_limit() -> None:
+    guard = Guard()
+    allowed = [run(guard, "scroll_down", {}, f"lines {100 * i}-{100 * i + 99}") for i in range(10)]
+    assert allowed == [True] * 8 + [False, False]
+    decision = guard.check("scroll_down", {}, "a")
+    assert (decision.kind, decision.count, decision.limit) == ("duplicate", 8, 8)
+
+
+def test_same_result_in_a_row_is_denied_after_same_result_limit() -> None:
+    guard = Guard()
+    allowed = [run(guard, "goto", {"line": 72}, "same screen") for _ in range(7)]
+    assert allowed == [True] * 5 + [False, False]
+
+
+def test_result_limit_applies_to_interleaved_identical_pairs() -> None:
+    guard = Guard()
+    outcomes = []
+    for i in range(9):
+        run(guard, "edit", {"n": i}, "ok")
+        outcomes.append(run(guard, "bash", {"command": "make"}, "error 1"))
+    assert outcomes == [True] * 7 + [False, False]
+
+
+def test_result_is_never_stored() -> None:
+    guard = Guard()
+    secret = "canary-secret-value-0xdeadbeef"
+    run(guard, "bash", {"command": "cat"}, secret)
+    state = guard._store._agents.get("a")  # type: ignore[attr-defined]
+    assert all(isinstance(v, int) for v in state.results.last.values())
+    assert secret not in repr(state.results.last)
+
+
+def test_unserializable_result_fails_open() -> None:
+    guard = Guard()
+    run(guard, "bash", {"command": "ls"}, object())
+    run(guard, "bash", {"command": "ls"}, {1j: 2})
+    assert guard.stats()["fail_open"].get("result", 0) >= 1
+
+
+def test_result_aware_loop_brake_resets_on_new_result() -> None:
+    guard = Guard.from_config({"loop_brake": {"max_repeats": 3, "result_aware": True}})
+    assert all(run(guard, "scroll_down", {}, f"page {i}") for i in range(6))
+    assert [run(guard, "goto", {"line": 1}, "same") for _ in range(4)] == [True] * 3 + [False]
+
+
+def test_plain_loop_brake_ignores_results() -> None:
+    guard = Guard.from_config({"loop_brake": {"max_repeats": 3}})
+    assert [run(guard, "scroll_down", {}, f"page {i}") for i in range(4)] == [True] * 3 + [False]
