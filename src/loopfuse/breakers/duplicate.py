@@ -22,8 +22,9 @@ class WindowBreaker:
     With results, three more rules apply (each 0 disables it): ``result_limit`` replaces
     ``limit`` for a call whose latest result is known; ``same_result_limit`` denies a call
     that returned the same result that many times in a row; ``progress_limit`` denies a call
-    that ran that many times in a row, new results or not. Without results none of them
-    can trip before ``limit`` does (when ``progress_limit`` > ``limit``).
+    that ran that many times in a row, new results or not. None of them applies to a call
+    whose result was never reported, so a host that never reports results gets exactly the
+    plain window rule.
     """
 
     kind: Kind = "duplicate"
@@ -55,7 +56,9 @@ class WindowBreaker:
             count += state.window.count(pair_key(call.key, last))
         if count >= limit:
             return Denial("duplicate", count, limit)
-        return self._in_a_row(state, call) if state.run_key == call.key else None
+        if last is None or state.run_key != call.key:
+            return None
+        return self._in_a_row(state, call)
 
     def _in_a_row(self, state: AgentState, call: CallKey) -> Denial | None:
         if self.same_result_limit and state.run_stale >= self.same_result_limit:
