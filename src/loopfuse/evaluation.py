@@ -83,7 +83,9 @@ def load_corpus(folder: str | Path, labels_path: str | Path, tally: ReadTally | 
             continue
         calls = tuple(read_path(files[0], tally))
         start = entry.get("loop_start")
-        corpus.append(Labeled(name, calls, str(entry.get("label")), start if isinstance(start, int) else None))
+        corpus.append(
+            Labeled(name, calls, str(entry.get("label")), start if isinstance(start, int) else None)
+        )
     return corpus
 
 
@@ -125,7 +127,9 @@ def score_many(factories: Sequence[tuple[str, GuardFactory]], corpus: Sequence[L
 
 def format_table(scores: Iterable[Score]) -> str:
     """The comparison table: loops caught, median calls after loop_start, false positives."""
-    header = f"{'configuration':<28} {'loops caught':>13} {'median calls after start':>25} {'false positives':>16}"
+    header = (
+        f"{'configuration':<28} {'loops caught':>13} {'median calls after start':>25} {'false positives':>16}"
+    )
     lines = [header, "-" * len(header)]
     for s in scores:
         median = "-" if s.median_calls_after_start is None else f"{s.median_calls_after_start:g}"

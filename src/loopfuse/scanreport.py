@@ -15,8 +15,10 @@ _W, _LEFT, _LANE = 900, 40, 6
 _MARKER_COLORS = ("#1f6feb", "#8250df", "#bf8700", "#1a7f37")
 _CSS = """
 body{font:14px system-ui,sans-serif;margin:24px;color:#1f2328}
-table{border-collapse:collapse;margin:12px 0}td,th{padding:3px 8px;border-bottom:1px solid #d0d7de;text-align:right}
-td:nth-child(-n+3),th:nth-child(-n+3){text-align:left}.loop{color:#cf222e;font-weight:600}.suspect{color:#9a6700}
+table{border-collapse:collapse;margin:12px 0}
+td,th{padding:3px 8px;border-bottom:1px solid #d0d7de;text-align:right}
+td:nth-child(-n+3),th:nth-child(-n+3){text-align:left}
+.loop{color:#cf222e;font-weight:600}.suspect{color:#9a6700}
 section{margin:28px 0}svg{border:1px solid #d0d7de;background:#fff}.legend{color:#57606a;font-size:12px}
 """
 
@@ -43,18 +45,28 @@ def render_html(rows: Sequence[RunStats], markers: Markers, searched: Sequence[s
 def _table(rows: Sequence[RunStats]) -> str:
     head = "".join(
         f"<th>{h}</th>"
-        for h in ("verdict", "run", "agent", "calls", "distinct", "most repeated", "in a row", "cycle", "loop start")
+        for h in (
+            "verdict",
+            "run",
+            "agent",
+            "calls",
+            "distinct",
+            "most repeated",
+            "in a row",
+            "cycle",
+            "loop start",
+        )
     )
     body = "".join(_row(r) for r in rows)
     return f"<table id='runs'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _row(r: RunStats) -> str:
-    cycle = f"{r.cycle_repeats}×{r.cycle_period}" if r.cycle_repeats else "-"
+    cycle = f"{r.cycle_repeats}x{r.cycle_period}" if r.cycle_repeats else "-"
     start = "-" if r.loop_start is None else str(r.loop_start)
     cells = (
         f"<td class='{r.verdict}'>{r.verdict}</td><td>{escape(r.run)}</td><td>{escape(r.agent)}</td>"
-        f"<td>{r.calls}</td><td>{r.distinct}</td><td>{r.top_count}× {escape(r.top_tool or '-')}</td>"
+        f"<td>{r.calls}</td><td>{r.distinct}</td><td>{r.top_count}x {escape(r.top_tool or '-')}</td>"
         f"<td>{r.longest_run}</td><td>{cycle}</td><td>{start}</td>"
     )
     return f"<tr>{cells}</tr>"
@@ -95,7 +107,9 @@ def timeline_svg(r: RunStats, marks: Mapping[str, int | None]) -> str:
     for i, (name, step) in enumerate(sorted(marks.items())):
         if step is not None:
             color = _MARKER_COLORS[i % len(_MARKER_COLORS)]
-            lines.append(_marker(x(step), (top, height), color, f"{name} denies (step {step})", "breaker", i + 1))
+            lines.append(
+                _marker(x(step), (top, height), color, f"{name} denies (step {step})", "breaker", i + 1)
+            )
     axis = (
         f"<text x='{_LEFT}' y='{height - 6}' font-size='11'>step {first}</text>"
         f"<text x='{_W - 20}' y='{height - 6}' font-size='11' text-anchor='end'>step {last}</text>"

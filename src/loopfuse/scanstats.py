@@ -101,14 +101,14 @@ class CallStats:
         self._first: float | None = None
         self._last: float | None = None
         self._counts: dict[int, int] = {}
-        self._top = (0, "", None)  # count, tool, args text
+        self._top: tuple[int, str, str | None] = (0, "", None)  # count, tool, args text
         self._sketch: list[int] = []
         self._sketched: set[int] = set()
         self._streak = _Streak()
-        self._longest = (0, None, None)  # length, tool, step
+        self._longest: tuple[int, str | None, int | None] = (0, None, None)  # length, tool, step
         self._recent: list[tuple[int, int]] = []  # last 3 (key, step)
         self._cycles = {2: [0, 0], 3: [0, 0]}  # period -> [matches in a row, start step]
-        self._cycle = (0, 0, None)  # repeats, period, step
+        self._cycle: tuple[int, int, int | None] = (0, 0, None)  # repeats, period, step
         self._loop_start: int | None = None
         self._lanes: dict[int, int] = {}
         self._timeline: list[tuple[int, int]] = []
@@ -156,7 +156,14 @@ class CallStats:
         s = self._streak
         result = None if call.result is None else hash(call.result)
         if key != s.key:
-            s.key, s.length, s.start, s.tool, s.result, s.changed = key, 0, call.step, call.tool, result, False
+            s.key, s.length, s.start, s.tool, s.result, s.changed = (
+                key,
+                0,
+                call.step,
+                call.tool,
+                result,
+                False,
+            )
         s.length += 1
         s.changed = s.changed or result != s.result
         if s.length > self._longest[0]:
@@ -221,7 +228,9 @@ def _identity(call: ToolCall) -> str:
         return repr(call.args)
 
 
-def scan_calls(calls: Iterable[ToolCall], *, keep_args: bool = False, timeline: bool = False) -> Iterator[RunStats]:
+def scan_calls(
+    calls: Iterable[ToolCall], *, keep_args: bool = False, timeline: bool = False
+) -> Iterator[RunStats]:
     """One ``RunStats`` per (run, agent); a run's agents are reported when the run changes."""
     run: str | None = None
     active: dict[str, CallStats] = {}
@@ -231,7 +240,9 @@ def scan_calls(calls: Iterable[ToolCall], *, keep_args: bool = False, timeline: 
             run, active = call.run, {}
         stats = active.get(call.agent)
         if stats is None:
-            stats = active[call.agent] = CallStats(call.run, call.agent, keep_args=keep_args, timeline=timeline)
+            stats = active[call.agent] = CallStats(
+                call.run, call.agent, keep_args=keep_args, timeline=timeline
+            )
         stats.add(call)
     yield from (s.finish() for s in active.values())
 

@@ -23,7 +23,9 @@ from .common import shadow_guard, usage_error
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("replay", help="replay recorded tool calls through a guard configuration")
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="recorded sessions (files or folders, any format)")
+    parser.add_argument(
+        "paths", nargs="+", metavar="PATH", help="recorded sessions (files or folders, any format)"
+    )
     parser.add_argument("--config", help="guard configuration (TOML or YAML); default: discovered")
     parser.set_defaults(run=run)
 

@@ -31,7 +31,9 @@ CHART_LIMIT = 100
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("scan", help="find loops in recorded agent sessions")
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="session files or folders (default: agents' folders)")
+    parser.add_argument(
+        "paths", nargs="*", metavar="PATH", help="session files or folders (default: agents' folders)"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML report with timelines")
     parser.add_argument("--fail-on-loop", action="store_true", help="exit 1 when a loop is found (for CI)")
@@ -80,7 +82,9 @@ def _writable(path: str) -> bool:
     return parent.is_dir() and os.access(parent, os.W_OK)
 
 
-def _scan(paths: list[Path], tally: ReadTally, args: argparse.Namespace) -> tuple[list[RunStats], list[Source]]:
+def _scan(
+    paths: list[Path], tally: ReadTally, args: argparse.Namespace
+) -> tuple[list[RunStats], list[Source]]:
     rows: list[RunStats] = []
     looping: list[Source] = []
     progress = _Progress(paths, sys.stderr)
@@ -115,7 +119,9 @@ def breaker_configs(config: GuardConfig) -> dict[str, GuardConfig]:
     return alone
 
 
-def _breaker_markers(looping: list[Source], config: GuardConfig, tally: ReadTally) -> dict[tuple[str, str], dict[str, int | None]]:
+def _breaker_markers(
+    looping: list[Source], config: GuardConfig, tally: ReadTally
+) -> dict[tuple[str, str], dict[str, int | None]]:
     markers: dict[tuple[str, str], dict[str, int | None]] = {}
     scratch = ReadTally()
     for name, alone in breaker_configs(config).items():
@@ -128,7 +134,12 @@ def _breaker_markers(looping: list[Source], config: GuardConfig, tally: ReadTall
     return markers
 
 
-def _cap_markers(looping: list[Source], cap: int, exempt: Sequence[str], markers: dict[tuple[str, str], dict[str, int | None]]) -> None:
+def _cap_markers(
+    looping: list[Source],
+    cap: int,
+    exempt: Sequence[str],
+    markers: dict[tuple[str, str], dict[str, int | None]],
+) -> None:
     counts: dict[tuple[str, str], int] = {}
     for source in looping:
         for call in _safe(source, ReadTally()):

@@ -150,7 +150,9 @@ class CallQueue:
         """How many calls were added so far."""
         return self._steps
 
-    def add(self, key: str | None, agent: str, tool: str, args: Any, time: float | None) -> Iterator[ToolCall]:
+    def add(
+        self, key: str | None, agent: str, tool: str, args: Any, time: float | None
+    ) -> Iterator[ToolCall]:
         if key is None or key in self._open:
             self._anonymous += 1
             key = f"\0{self._anonymous}"

@@ -32,7 +32,16 @@ from .openhands import (
 )
 from .swe_agent import read_mini_swe_agent, read_swe_agent
 
-__all__ = ["DEFAULT_FOLDERS", "READERS", "Source", "default_folders", "read_path", "read_paths", "sniff", "sources"]
+__all__ = [
+    "DEFAULT_FOLDERS",
+    "READERS",
+    "Source",
+    "default_folders",
+    "read_path",
+    "read_paths",
+    "sniff",
+    "sources",
+]
 
 Reader = Callable[[Path, ReadTally], Iterator[ToolCall]]
 
@@ -167,7 +176,9 @@ def _sniff_document(head: str, tail: str, path: Path) -> str | None:
     if head[0] == "[":
         if _has(head, "parts") and _has(head, "role"):
             return "gemini"
-        if _has(head, "source") and (_has(head, "action") or _has(head, "observation")) or '"ActionEvent"' in head:
+        if (
+            _has(head, "source") and (_has(head, "action") or _has(head, "observation"))
+        ) or '"ActionEvent"' in head:
             return "openhands-json"
         return "chat-json" if _has(head, "role") else None
     if _has(head + tail, "trajectory_format") or _has(head, "mini_version"):

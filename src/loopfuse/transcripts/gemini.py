@@ -75,7 +75,9 @@ def _checkpoint(contents: list[Any], queue: CallQueue) -> Iterator[ToolCall]:
                 yield from _checkpoint_response(part["functionResponse"], queue, waiting)
 
 
-def _checkpoint_call(fc: dict[str, Any], queue: CallQueue, waiting: dict[str, list[str]]) -> Iterator[ToolCall]:
+def _checkpoint_call(
+    fc: dict[str, Any], queue: CallQueue, waiting: dict[str, list[str]]
+) -> Iterator[ToolCall]:
     name = str(fc.get("name") or "unknown")
     key = str(fc.get("id") or f"{name}#{queue.count}")
     waiting.setdefault(name, []).append(key)

@@ -42,7 +42,9 @@ def read_messages_lines(path: Path, tally: ReadTally) -> Iterator[ToolCall]:
     single, legacy = CallQueue(path.stem), _Legacy()
     for number, row in enumerate(json_lines(path, tally), 1):
         if isinstance(row.get("messages"), list):
-            yield from _conversation(row["messages"], CallQueue(str(row.get("id") or f"{path.stem}:{number}")))
+            yield from _conversation(
+                row["messages"], CallQueue(str(row.get("id") or f"{path.stem}:{number}"))
+            )
         else:
             yield from _message(row, single, legacy)
     yield from single.drain()
@@ -90,7 +92,9 @@ def _openai_call(call: Any, queue: CallQueue, agent: str, time: float | None) ->
     yield from queue.add(call.get("id"), agent, function["name"], args, time)
 
 
-def _anthropic_blocks(blocks: list[Any], queue: CallQueue, agent: str, time: float | None) -> Iterator[ToolCall]:
+def _anthropic_blocks(
+    blocks: list[Any], queue: CallQueue, agent: str, time: float | None
+) -> Iterator[ToolCall]:
     for block in blocks:
         if not isinstance(block, dict):
             continue

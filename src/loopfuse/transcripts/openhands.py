@@ -86,7 +86,9 @@ def _event(event: dict[str, Any], queue: CallQueue) -> Iterator[ToolCall]:
     kind = event.get("kind")
     time = parse_time(event.get("timestamp"))
     if kind == "ActionEvent" and isinstance(event.get("tool_name"), str):
-        yield from queue.add(event.get("tool_call_id"), "main", event["tool_name"], _args(event.get("action")), time)
+        yield from queue.add(
+            event.get("tool_call_id"), "main", event["tool_name"], _args(event.get("action")), time
+        )
     elif kind in ("ObservationEvent", "AgentErrorEvent"):
         yield from queue.resolve(event.get("tool_call_id"), *_sdk_result(event))
     elif isinstance(event.get("action"), str) and event.get("source") == "agent":

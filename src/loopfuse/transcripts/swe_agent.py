@@ -35,7 +35,8 @@ SWE_AGENT_COMMANDS = frozenset(
     }
 )  # fmt: skip
 _FAILED = re.compile(
-    r"^(Your proposed edit has introduced new syntax error|Traceback \(most recent call last\)|\S+: line \d+: )"
+    r"^(Your proposed edit has introduced new syntax error"
+    r"|Traceback \(most recent call last\)|\S+: line \d+: )"
 )
 _BASH_BLOCK = re.compile(r"```(?:bash|sh|mswea_bash_command)?\s*\n(.*?)\n```", re.DOTALL)
 _RETURN_CODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|\"returncode\":\s*(-?\d+)")
@@ -84,7 +85,11 @@ def _history_actions(history: list[Any]) -> list[tuple[dict[str, Any], str | Non
         if message.get("role") == "assistant" and isinstance(message.get("action"), str):
             pairs.append((message, None))
             waiting = True
-        elif waiting and message.get("role") in ("user", "tool") and message.get("agent") == pairs[-1][0].get("agent"):
+        elif (
+            waiting
+            and message.get("role") in ("user", "tool")
+            and message.get("agent") == pairs[-1][0].get("agent")
+        ):
             pairs[-1] = (pairs[-1][0], excerpt(message.get("content")))
             waiting = False
     return pairs
@@ -132,7 +137,8 @@ def _mini_message(message: dict[str, Any], queue: CallQueue, waiting: list[str])
             waiting.append(key)
             yield from queue.add(key, "main", tool, args, None)
     elif waiting and message.get("role") in ("user", "tool"):
-        key = message.get("tool_call_id") if message.get("tool_call_id") in waiting else waiting[0]
+        answered = message.get("tool_call_id")
+        key = answered if isinstance(answered, str) and answered in waiting else waiting[0]
         waiting.remove(key)
         output = excerpt(message.get("content"), 2000)
         yield from queue.resolve(key, output, _mini_ok(message, output))
@@ -146,7 +152,9 @@ def _mini_actions(message: dict[str, Any], count: int) -> list[tuple[str, Any, s
     calls = message.get("tool_calls")
     if isinstance(calls, list) and calls:
         return [_mini_tool_call(c, f"m{count}.{i}") for i, c in enumerate(calls) if isinstance(c, dict)]
-    found = _BASH_BLOCK.findall(message.get("content") or "") if isinstance(message.get("content"), str) else []
+    found = (
+        _BASH_BLOCK.findall(message.get("content") or "") if isinstance(message.get("content"), str) else []
+    )
     return [("bash", {"command": found[0].strip()}, f"m{count}")] if len(found) == 1 else []
 
 
@@ -161,7 +169,8 @@ def _action_args(action: Any) -> Any:
 
 
 def _mini_tool_call(call: dict[str, Any], key: str) -> tuple[str, Any, str]:
-    function = call.get("function") if isinstance(call.get("function"), dict) else {}
+    found = call.get("function")
+    function: dict[str, Any] = found if isinstance(found, dict) else {}
     name = str(function.get("name") or "bash")
     return name, parse_arguments(function.get("arguments")), str(call.get("id") or key)
 
