@@ -57,6 +57,8 @@ def json_lines(path: Path, tally: ReadTally, wanted: tuple[str, ...] = ()) -> It
     with path.open(encoding="utf-8", errors="replace") as lines:
         for line in lines:
             if wanted and not any(w in line for w in wanted):
+                if not line.rstrip().endswith("}") and line.strip():
+                    tally.malformed += 1  # a damaged line, though not one we needed
                 continue
             try:
                 row = json.loads(line)
