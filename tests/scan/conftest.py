@@ -26,7 +26,9 @@ def corpus() -> Path:
     return CORPUS
 
 
-def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """``python -m loopfuse.cli ARGS`` with this worktree's source first, bounded in time."""
     full_env = dict(os.environ, **(env or {}))
     full_env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), full_env.get("PYTHONPATH", "")])

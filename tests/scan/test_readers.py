@@ -60,9 +60,15 @@ def test_openai_and_anthropic_messages(fixtures: Path) -> None:
     assert weather[2].result == "10:00"
     conversations = calls_of(fixtures / "chat/openai-conversations.jsonl")
     assert len({c.run for c in conversations}) == 2
-    assert [(c.args["q"], c.result) for c in conversations if c.tool == "search"] == [("cats", "c"), ("kittens", "k")]
+    assert [(c.args["q"], c.result) for c in conversations if c.tool == "search"] == [
+        ("cats", "c"),
+        ("kittens", "k"),
+    ]
     anthropic = calls_of(fixtures / "chat/anthropic-messages.json")
-    assert [(c.args["location"], c.ok) for c in anthropic] == [("San Francisco, CA", None), ("Atlantis", False)]
+    assert [(c.args["location"], c.ok) for c in anthropic] == [
+        ("San Francisco, CA", None),
+        ("Atlantis", False),
+    ]
 
 
 def test_swe_agent_0x_1x_and_mini(fixtures: Path) -> None:
@@ -87,15 +93,27 @@ def test_openhands_list_event_folder_and_sdk(fixtures: Path) -> None:
     folder = calls_of(fixtures / "openhands/sessions")
     assert [(c.run, c.tool) for c in folder] == [("5f1c2a", "execute_bash")] * 2
     sdk = calls_of(fixtures / "openhands/sdk-conversation.jsonl")
-    assert [(c.tool, c.args, c.result, c.ok) for c in sdk] == [("execute_bash", {"command": "ls"}, "a.txt", True)]
+    assert [(c.tool, c.args, c.result, c.ok) for c in sdk] == [
+        ("execute_bash", {"command": "ls"}, "a.txt", True)
+    ]
 
 
 def test_detection_is_by_content_not_name(fixtures: Path, tmp_path: Path) -> None:
     renamed = tmp_path / "whatever.log"
-    shutil.copy(fixtures / "codex/sessions/2025/07/01" / next((fixtures / "codex/sessions/2025/07/01").iterdir()).name, renamed)
+    shutil.copy(
+        fixtures
+        / "codex/sessions/2025/07/01"
+        / next((fixtures / "codex/sessions/2025/07/01").iterdir()).name,
+        renamed,
+    )
     assert sniff(renamed) == "codex"
     pretty = tmp_path / "x.data"
-    shutil.copy(fixtures / "gemini/tmp/8876362f5a5f/chats" / next((fixtures / "gemini/tmp/8876362f5a5f/chats").iterdir()).name, pretty)
+    shutil.copy(
+        fixtures
+        / "gemini/tmp/8876362f5a5f/chats"
+        / next((fixtures / "gemini/tmp/8876362f5a5f/chats").iterdir()).name,
+        pretty,
+    )
     assert sniff(pretty) == "gemini"
     (tmp_path / "notes.txt").write_text("hello\n")
     assert sniff(tmp_path / "notes.txt") is None
@@ -105,7 +123,15 @@ def test_a_folder_mixing_every_format(fixtures: Path) -> None:
     tally = ReadTally()
     found = list(sources([fixtures], tally))
     formats = {s.format for s in found}
-    assert {"claude-code", "codex", "gemini", "chat-json", "chat-jsonl", "swe-agent", "mini-swe-agent"} <= formats
+    assert {
+        "claude-code",
+        "codex",
+        "gemini",
+        "chat-json",
+        "chat-jsonl",
+        "swe-agent",
+        "mini-swe-agent",
+    } <= formats
     assert {"openhands-json", "openhands-jsonl", "openhands-events", "normalized"} <= formats
     assert tally.unknown_files == 1  # the README
     assert sum(1 for _ in read_path(fixtures)) == 53
