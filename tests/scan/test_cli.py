@@ -74,7 +74,7 @@ def test_eval_prints_the_table_on_the_dev_corpus(cli, corpus: Path, tmp_path: Pa
     assert done.returncode == 0, done.stderr
     assert "49 labeled runs" in done.stdout
     row = next(line for line in done.stdout.splitlines() if line.startswith("brake.toml"))
-    caught, median, fp = row.split()[1:]
+    caught, _median, fp = row.split()[1:]
     assert caught.endswith("/24") and int(caught.split("/")[0]) >= 15 and fp.endswith("/49")
 
 

@@ -22,10 +22,13 @@ def test_caught_delay_and_false_positives(tmp_path: Path) -> None:
     labels = {"looping": {"label": "loop", "loop_start": 3}, "healthy-rerun": {"label": "healthy"}}
     (tmp_path / "labels.json").write_text(json.dumps(labels))
     corpus = load_corpus(tmp_path, tmp_path / "labels.json")
-    strict = lambda: Guard.from_config({"circuit_breaker": {"duplicate_limit": 3}})  # noqa: E731
-    brake = lambda: Guard.from_config(
-        {"circuit_breaker": {"enabled": False}, "loop_brake": {"max_repeats": 2}}
-    )  # noqa: E731
+
+    def strict() -> Guard:
+        return Guard.from_config({"circuit_breaker": {"duplicate_limit": 3}})
+
+    def brake() -> Guard:
+        return Guard.from_config({"circuit_breaker": {"enabled": False}, "loop_brake": {"max_repeats": 2}})
+
     scores = score_many([("window 3", strict), ("brake 2", brake)], corpus)
     window, repeat = scores
     assert (window.caught, window.loops, window.false_positives) == (1, 1, 1)  # re-running t 4 times
