@@ -53,11 +53,12 @@ class ReadTally:
 
 def json_lines(path: Path, tally: ReadTally, wanted: tuple[str, ...] = ()) -> Iterator[dict[str, Any]]:
     """Each line of ``path`` that is a JSON object, streamed. When ``wanted`` is given,
-    lines containing none of those substrings are not parsed at all (the fast path)."""
-    with path.open(encoding="utf-8", errors="replace") as lines:
+    lines containing none of those substrings are not decoded or parsed (the fast path)."""
+    needles = tuple(w.encode() for w in wanted)
+    with path.open("rb") as lines:
         for line in lines:
-            if wanted and not any(w in line for w in wanted):
-                if not line.rstrip().endswith("}") and line.strip():
+            if needles and not _mentions(line, needles):
+                if not line.rstrip().endswith(b"}") and line.strip():
                     tally.malformed += 1  # a damaged line, though not one we needed
                 continue
             try:
@@ -70,6 +71,13 @@ def json_lines(path: Path, tally: ReadTally, wanted: tuple[str, ...] = ()) -> It
                 yield row
             else:
                 tally.malformed += 1
+
+
+def _mentions(line: bytes, needles: tuple[bytes, ...]) -> bool:
+    for needle in needles:
+        if needle in line:
+            return True
+    return False
 
 
 def load_document(path: Path, tally: ReadTally) -> Any:

@@ -40,18 +40,18 @@ def read_claude_code(path: Path, tally: ReadTally) -> Iterator[ToolCall]:
         content = message.get("content") if isinstance(message, dict) else None
         agent = chains.agent(row)
         if isinstance(content, list):
-            yield from _blocks(content, queue, agent, parse_time(row.get("timestamp")))
+            yield from _blocks(content, queue, agent, row.get("timestamp"))
     if queue is not None:
         yield from queue.drain()
 
 
-def _blocks(blocks: list[Any], queue: CallQueue, agent: str, time: float | None) -> Iterator[ToolCall]:
+def _blocks(blocks: list[Any], queue: CallQueue, agent: str, stamp: Any) -> Iterator[ToolCall]:
     for block in blocks:
         if not isinstance(block, dict):
             continue
         kind = block.get("type")
         if kind == "tool_use" and isinstance(block.get("name"), str):
-            yield from queue.add(block.get("id"), agent, block["name"], block.get("input"), time)
+            yield from queue.add(block.get("id"), agent, block["name"], block.get("input"), parse_time(stamp))
         elif kind == "tool_result":
             ok = not block["is_error"] if isinstance(block.get("is_error"), bool) else None
             yield from queue.resolve(block.get("tool_use_id"), block.get("content"), ok)
