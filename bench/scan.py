@@ -29,7 +29,13 @@ def claude_lines(session: int, n: int) -> list[str]:
     out, sid = [], f"00000000-0000-4000-8000-{session:012d}"
     for i in range(n):
         stamp = f"2025-11-30T11:{i // 60 % 60:02d}:{i % 60:02d}.000Z"
-        base = {"parentUuid": f"u{i - 1}", "isSidechain": False, "sessionId": sid, "uuid": f"u{i}", "timestamp": stamp}
+        base = {
+            "parentUuid": f"u{i - 1}",
+            "isSidechain": False,
+            "sessionId": sid,
+            "uuid": f"u{i}",
+            "timestamp": stamp,
+        }
         kind = i % 4
         if kind == 0:
             msg = {"role": "assistant", "content": [{"type": "text", "text": TEXT}]}
@@ -38,7 +44,12 @@ def claude_lines(session: int, n: int) -> list[str]:
             block = {"type": "tool_use", "id": f"toolu_{i}", "name": "Bash", "input": {"command": cmd}}
             msg = {"role": "assistant", "content": [block]}
         elif kind == 2:
-            result = {"type": "tool_result", "tool_use_id": f"toolu_{i - 1}", "content": TEXT, "is_error": False}
+            result = {
+                "type": "tool_result",
+                "tool_use_id": f"toolu_{i - 1}",
+                "content": TEXT,
+                "is_error": False,
+            }
             msg = {"role": "user", "content": [result]}
         else:
             msg = {"role": "user", "content": TEXT}
