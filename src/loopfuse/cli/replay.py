@@ -1,45 +1,70 @@
-"""``loopfuse replay FILE... [--config FILE]``: where a guard would have stopped recorded runs."""
+"""``loopfuse replay [PATH...] --config FILE``: where a guard would have stopped recorded runs.
+
+Shadow mode: every recorded call goes through the guard, nothing runs and nothing is
+logged; per run, the denials, the first denial step and the calls that would have been
+saved. PATHs are files or folders in any format ``loopfuse scan`` reads.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 from ..errors import ConfigError
+from ..guard import Guard
 from ..replay import AgentReplay, replay_calls
+from ..transcripts.base import ReadTally
+from ..transcripts.detect import Source, sources
 from ..transcripts.model import ToolCall
-from ..transcripts.normalized import read_normalized
 from .common import shadow_guard, usage_error
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("replay", help="replay recorded tool calls through a guard configuration")
-    parser.add_argument("paths", nargs="+", metavar="FILE", help="recorded runs (normalized JSON lines)")
+    parser.add_argument(
+        "paths", nargs="+", metavar="PATH", help="recorded sessions (files or folders, any format)"
+    )
     parser.add_argument("--config", help="guard configuration (TOML or YAML); default: discovered")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    missing = [p for p in args.paths if not os.path.exists(p)]
+    if missing:
+        return usage_error(f"no such file or folder: {missing[0]}")
     try:
         guard = shadow_guard(args.config)
     except ConfigError as exc:
         return usage_error(str(exc))
-    for path in args.paths:
-        try:
-            reports = replay_calls(_calls(path), guard)
-        except OSError as exc:
-            print(f"{path}: cannot read: {exc.strerror}")
-            continue
-        _print_run(path, reports)
+    tally = ReadTally()
+    for source in sources([Path(p) for p in args.paths], tally):
+        _replay_source(source, guard, tally)
+    print(tally.summary())
     return 0
 
 
-def _calls(path: str) -> Iterator[ToolCall]:
-    yield from read_normalized(path)
+def _replay_source(source: Source, guard: Guard, tally: ReadTally) -> None:
+    reports = replay_calls(_calls(source, tally), guard)
+    runs: dict[str, list[AgentReplay]] = {}
+    for report in reports:
+        runs.setdefault(report.run, []).append(report)
+    for run_name, agents in runs.items():
+        _print_run(f"{run_name} ({source.path}, {source.format})", agents)
 
 
-def _print_run(path: str, reports: list[AgentReplay]) -> None:
-    print(f"== {path}")
+def _calls(source: Source, tally: ReadTally) -> Iterator[ToolCall]:
+    try:
+        yield from source.read(tally)
+    except OSError:
+        tally.unreadable += 1
+    except (RecursionError, UnicodeError):
+        tally.malformed += 1
+
+
+def _print_run(title: str, reports: list[AgentReplay]) -> None:
+    print(f"== {title}")
     denials = [d for r in reports for d in r.denials]
     if denials:
         print(f"  {'step':>6}  {'agent':<16} {'tool':<20} {'kind':<10} count/limit")

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from .base import ReadTally
 from .model import ToolCall
 
 __all__ = ["looks_normalized", "read_normalized"]
@@ -25,22 +26,32 @@ def looks_normalized(first_line: str) -> bool:
     return isinstance(row, dict) and ("meta" in row or ("tool" in row and "args" in row))
 
 
-def read_normalized(path: str | Path, skipped: list[int] | None = None) -> Iterator[ToolCall]:
+def read_normalized(
+    path: str | Path, skipped: list[int] | None = None, tally: ReadTally | None = None
+) -> Iterator[ToolCall]:
     """The file's calls in order, streamed; malformed lines are skipped (their numbers
-    appended to ``skipped`` when given)."""
+    appended to ``skipped`` when given, and counted in ``tally``)."""
     p = Path(path)
     run = p.stem
     with p.open(encoding="utf-8", errors="replace") as lines:
         for number, line in enumerate(lines, 1):
             row = _parse(line)
             if row is None:
-                if line.strip() and skipped is not None:
-                    skipped.append(number)
+                _skip(line, number, skipped, tally)
                 continue
             if "meta" in row:
                 run = str(row["meta"].get("id", run)) if isinstance(row["meta"], dict) else run
                 continue
             yield _call(row, run, number)
+
+
+def _skip(line: str, number: int, skipped: list[int] | None, tally: ReadTally | None) -> None:
+    if not line.strip():
+        return
+    if skipped is not None:
+        skipped.append(number)
+    if tally is not None:
+        tally.malformed += 1
 
 
 def _parse(line: str) -> dict[str, Any] | None:

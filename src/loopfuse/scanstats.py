@@ -1,0 +1,251 @@
+"""Loop statistics over a recorded call stream: pure, and O(1) memory per agent run.
+
+Per agent run: duration, calls, distinct calls, the most repeated call, the longest run
+of identical calls in a row, the longest repeated cycle (a block of 2-3 different calls
+repeated back to back), the step where a loop starts, and a verdict.
+
+A loop starts at the first of ``LOOP_RUN`` identical calls in a row whose results do not
+change (or are not recorded), of ``LOOP_RUN_CHANGING`` identical calls in a row whose
+results do change (paging through a file is progress for a while), or at the first call
+of a 2-3 call block repeated ``LOOP_CYCLE`` times back to back. These thresholds follow
+the labels of the development corpus.
+
+Memory is bounded per agent: exact counts are kept for the first ``COUNT_CAP`` distinct
+calls (later ones only enter the distinct-call estimate, a k-minimum-values sketch).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .calls import canonical_json
+from .transcripts.model import ToolCall
+
+__all__ = ["CallStats", "RunStats", "scan_calls", "worst_first"]
+
+LOOP_RUN = 5
+LOOP_RUN_CHANGING = 10
+LOOP_CYCLE = 7
+SUSPECT_RUN = 3
+SUSPECT_CYCLE = 4
+SUSPECT_REPEATS = 10
+COUNT_CAP = 4096
+TIMELINE_POINTS = 2000
+TIMELINE_LANES = 48
+_SKETCH = 1024
+_MASK = (1 << 64) - 1
+_RANK = {"loop": 0, "suspect": 1, "ok": 2}
+
+
+@dataclass(frozen=True)
+class RunStats:
+    """One row of ``loopfuse scan``: one agent of one recorded run."""
+
+    run: str
+    agent: str
+    calls: int
+    distinct: int
+    distinct_exact: bool
+    duration: float | None
+    failed: int
+    top_count: int
+    top_tool: str | None
+    top_args: str | None
+    longest_run: int
+    longest_run_tool: str | None
+    longest_run_step: int | None
+    cycle_repeats: int
+    cycle_period: int
+    cycle_step: int | None
+    loop_start: int | None
+    verdict: str
+    timeline: tuple[tuple[int, int], ...] = field(default=(), repr=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out.pop("timeline")
+        if out["top_args"] is None:
+            out.pop("top_args")
+        return out
+
+    @property
+    def severity(self) -> tuple[int, int, int]:
+        span = max(self.longest_run, self.cycle_repeats * self.cycle_period)
+        return (_RANK[self.verdict], -span, -self.calls)
+
+
+class _Streak:
+    """The current run of identical calls."""
+
+    __slots__ = ("changed", "key", "length", "result", "start", "tool")
+
+    def __init__(self) -> None:
+        self.key: int | None = None
+        self.length = 0
+        self.start = 0
+        self.tool = ""
+        self.result: int | None = None
+        self.changed = False
+
+
+class CallStats:
+    """The running statistics of one agent run; feed calls in order with ``add``."""
+
+    def __init__(self, run: str, agent: str, *, keep_args: bool = False, timeline: bool = False) -> None:
+        self.run, self.agent = run, agent
+        self._keep_args, self._timeline_on = keep_args, timeline
+        self.calls = self.failed = 0
+        self._first: float | None = None
+        self._last: float | None = None
+        self._counts: dict[int, int] = {}
+        self._top: tuple[int, str, str | None] = (0, "", None)  # count, tool, args text
+        self._sketch: list[int] = []
+        self._sketched: set[int] = set()
+        self._streak = _Streak()
+        self._longest: tuple[int, str | None, int | None] = (0, None, None)  # length, tool, step
+        self._recent: list[tuple[int, int]] = []  # last 3 (key, step)
+        self._cycles = {2: [0, 0], 3: [0, 0]}  # period -> [matches in a row, start step]
+        self._cycle: tuple[int, int, int | None] = (0, 0, None)  # repeats, period, step
+        self._loop_start: int | None = None
+        self._lanes: dict[int, int] = {}
+        self._timeline: list[tuple[int, int]] = []
+
+    def add(self, call: ToolCall) -> None:
+        text = _identity(call)
+        key = hash((call.tool, text)) & _MASK
+        self.calls += 1
+        self.failed += call.ok is False
+        self._clock(call.time)
+        self._count(key, call.tool, text)
+        self._sketch_add(key)
+        self._streak_add(key, call)
+        self._cycle_add(key, call.step)
+        if self._timeline_on and len(self._timeline) < TIMELINE_POINTS:
+            lane = self._lanes.setdefault(key, min(len(self._lanes), TIMELINE_LANES))
+            self._timeline.append((call.step, lane))
+
+    def _clock(self, time: float | None) -> None:
+        if time is None:
+            return
+        self._first = time if self._first is None else min(self._first, time)
+        self._last = time if self._last is None else max(self._last, time)
+
+    def _count(self, key: int, tool: str, text: str) -> None:
+        count = self._counts.get(key)
+        if count is None and len(self._counts) >= COUNT_CAP:
+            return
+        count = (count or 0) + 1
+        self._counts[key] = count
+        if count > self._top[0]:
+            self._top = (count, tool, text if self._keep_args else None)
+
+    def _sketch_add(self, key: int) -> None:
+        if key in self._sketched:
+            return
+        if len(self._sketch) < _SKETCH:
+            heapq.heappush(self._sketch, -key)
+            self._sketched.add(key)
+        elif key < -self._sketch[0]:
+            self._sketched.discard(-heapq.heapreplace(self._sketch, -key))
+            self._sketched.add(key)
+
+    def _streak_add(self, key: int, call: ToolCall) -> None:
+        s = self._streak
+        result = None if call.result is None else hash(call.result)
+        if key != s.key:
+            s.key, s.length, s.start, s.tool, s.result, s.changed = (
+                key,
+                0,
+                call.step,
+                call.tool,
+                result,
+                False,
+            )
+        s.length += 1
+        s.changed = s.changed or result != s.result
+        if s.length > self._longest[0]:
+            self._longest = (s.length, s.tool, s.start)
+        limit = LOOP_RUN_CHANGING if s.changed else LOOP_RUN
+        if s.length >= limit and self._loop_start is None:
+            self._loop_start = s.start
+
+    def _cycle_add(self, key: int, step: int) -> None:
+        recent = self._recent
+        for period, state in self._cycles.items():
+            block = recent[-period:]
+            if len(block) == period and block[0][0] == key and len({k for k, _ in block}) > 1:
+                if state[0] == 0:
+                    state[1] = block[0][1]
+                state[0] += 1
+                self._cycle_seen(period, state)
+            else:
+                state[0] = 0
+        recent.append((key, step))
+        if len(recent) > 3:
+            del recent[0]
+
+    def _cycle_seen(self, period: int, state: list[int]) -> None:
+        repeats = (state[0] + period) // period
+        if repeats >= 2 and repeats > self._cycle[0]:
+            self._cycle = (repeats, period, state[1])
+        if repeats >= LOOP_CYCLE and self._loop_start is None:
+            self._loop_start = state[1]
+
+    def distinct(self) -> tuple[int, bool]:
+        """The number of distinct calls, and whether it is exact."""
+        if len(self._counts) < COUNT_CAP or len(self._sketch) < _SKETCH:
+            return (len(self._counts) if len(self._counts) < COUNT_CAP else len(self._sketched)), True
+        kth = -self._sketch[0] / float(_MASK)
+        return int((_SKETCH - 1) / kth), False
+
+    def finish(self) -> RunStats:
+        distinct, exact = self.distinct()
+        duration = None if self._first is None or self._last is None else self._last - self._first
+        count, tool, args = self._top
+        return RunStats(
+            self.run, self.agent, self.calls, distinct, exact, duration, self.failed,
+            count, tool or None, args, self._longest[0], self._longest[1], self._longest[2],
+            self._cycle[0], self._cycle[1], self._cycle[2], self._loop_start, self._verdict(),
+            tuple(self._timeline),
+        )  # fmt: skip
+
+    def _verdict(self) -> str:
+        if self._loop_start is not None:
+            return "loop"
+        repeated = self._top[0] >= SUSPECT_REPEATS
+        if self._longest[0] >= SUSPECT_RUN or self._cycle[0] >= SUSPECT_CYCLE or repeated:
+            return "suspect"
+        return "ok"
+
+
+def _identity(call: ToolCall) -> str:
+    try:
+        return canonical_json(call.args)
+    except (TypeError, ValueError, RecursionError, OverflowError):
+        return repr(call.args)
+
+
+def scan_calls(
+    calls: Iterable[ToolCall], *, keep_args: bool = False, timeline: bool = False
+) -> Iterator[RunStats]:
+    """One ``RunStats`` per (run, agent); a run's agents are reported when the run changes."""
+    run: str | None = None
+    active: dict[str, CallStats] = {}
+    for call in calls:
+        if call.run != run:
+            yield from (s.finish() for s in active.values())
+            run, active = call.run, {}
+        stats = active.get(call.agent)
+        if stats is None:
+            stats = active[call.agent] = CallStats(
+                call.run, call.agent, keep_args=keep_args, timeline=timeline
+            )
+        stats.add(call)
+    yield from (s.finish() for s in active.values())
+
+
+def worst_first(rows: Iterable[RunStats]) -> list[RunStats]:
+    return sorted(rows, key=lambda r: r.severity)

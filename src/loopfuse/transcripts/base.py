@@ -1,0 +1,203 @@
+"""What the readers share: counting what was skipped, JSON lines, bounded documents,
+excerpts, timestamps, and pairing each tool call with its later result."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .model import ToolCall
+
+__all__ = [
+    "EXCERPT_CHARS",
+    "MAX_DOCUMENT_BYTES",
+    "CallQueue",
+    "ReadTally",
+    "excerpt",
+    "json_lines",
+    "load_document",
+    "parse_arguments",
+    "parse_time",
+]
+
+EXCERPT_CHARS = 200
+MAX_DOCUMENT_BYTES = int(os.environ.get("LOOPFUSE_MAX_DOCUMENT_MB", "256")) * 1024 * 1024
+_PENDING_LIMIT = 4096
+
+
+@dataclass
+class ReadTally:
+    """What reading found and skipped: never fatal, always counted."""
+
+    formats: Counter[str] = field(default_factory=Counter)
+    unknown_files: int = 0
+    malformed: int = 0
+    too_large: int = 0
+    unreadable: int = 0
+    bytes_read: int = 0
+
+    def summary(self) -> str:
+        found = ", ".join(f"{n} {fmt}" for fmt, n in sorted(self.formats.items())) or "none"
+        return (
+            f"files read: {found}; skipped: {self.unknown_files} unknown file(s), "
+            f"{self.malformed} malformed line(s)/document(s), {self.too_large} too large, "
+            f"{self.unreadable} unreadable"
+        )
+
+
+def json_lines(path: Path, tally: ReadTally, wanted: tuple[str, ...] = ()) -> Iterator[dict[str, Any]]:
+    """Each line of ``path`` that is a JSON object, streamed. When ``wanted`` is given,
+    lines containing none of those substrings are not decoded or parsed (the fast path)."""
+    needles = tuple(w.encode() for w in wanted)
+    with path.open("rb") as lines:
+        for line in lines:
+            if needles and not _mentions(line, needles):
+                if not line.rstrip().endswith(b"}") and line.strip():
+                    tally.malformed += 1  # a damaged line, though not one we needed
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError:
+                if line.strip():
+                    tally.malformed += 1
+                continue
+            if isinstance(row, dict):
+                yield row
+            else:
+                tally.malformed += 1
+
+
+def _mentions(line: bytes, needles: tuple[bytes, ...]) -> bool:
+    for needle in needles:  # noqa: SIM110 (a plain loop: this is the hot path)
+        if needle in line:
+            return True
+    return False
+
+
+def load_document(path: Path, tally: ReadTally) -> Any:
+    """A whole-file JSON document, or None (counted) when too large or malformed.
+
+    Used only by formats that are one JSON document; the size bound keeps memory bounded.
+    """
+    if path.stat().st_size > MAX_DOCUMENT_BYTES:
+        tally.too_large += 1
+        return None
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            return json.load(handle)
+    except ValueError:
+        tally.malformed += 1
+        return None
+
+
+def excerpt(value: Any, limit: int = EXCERPT_CHARS) -> str | None:
+    """The first ``limit`` characters of a result, whatever its shape."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value[:limit]
+    if isinstance(value, list):
+        texts = [_block_text(v) for v in value]
+        return "\n".join(t for t in texts if t)[:limit]
+    if isinstance(value, dict):
+        return _block_text(value)[:limit]
+    return str(value)[:limit]
+
+
+def _block_text(block: Any) -> str:
+    if isinstance(block, str):
+        return block
+    if isinstance(block, dict):
+        for key in ("text", "output", "content", "error"):
+            if isinstance(block.get(key), str):
+                return str(block[key])
+        return json.dumps(block, ensure_ascii=False)[:EXCERPT_CHARS]
+    return str(block)
+
+
+def parse_time(value: Any) -> float | None:
+    """Seconds since the epoch from an ISO-8601 string or a number, else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value) / 1000.0 if value > 1e11 else float(value)
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+class _Open:
+    __slots__ = ("agent", "args", "ok", "resolved", "result", "step", "time", "tool")
+
+    def __init__(self, agent: str, step: int, tool: str, args: Any, time: float | None) -> None:
+        self.agent, self.step, self.tool, self.args, self.time = agent, step, tool, args, time
+        self.result: str | None = None
+        self.ok: bool | None = None
+        self.resolved = False
+
+
+class CallQueue:
+    """Calls of one run in order, each released once its result (matched by id) arrived
+    and every earlier call was released; at most ``_PENDING_LIMIT`` wait at once."""
+
+    def __init__(self, run: str) -> None:
+        self.run = run
+        self._open: dict[str, _Open] = {}
+        self._steps = 0
+        self._anonymous = 0
+
+    @property
+    def count(self) -> int:
+        """How many calls were added so far."""
+        return self._steps
+
+    def add(
+        self, key: str | None, agent: str, tool: str, args: Any, time: float | None
+    ) -> Iterator[ToolCall]:
+        if key is None or key in self._open:
+            self._anonymous += 1
+            key = f"\0{self._anonymous}"
+        self._open[key] = _Open(agent, self._steps, tool, args if args is not None else {}, time)
+        self._steps += 1
+        if len(self._open) > _PENDING_LIMIT:
+            yield self._pop_first()
+        yield from self._release()
+
+    def resolve(self, key: Any, result: Any, ok: bool | None) -> Iterator[ToolCall]:
+        call = self._open.get(key) if isinstance(key, str) else None
+        if call is None:
+            return
+        call.result, call.ok, call.resolved = excerpt(result), ok, True
+        yield from self._release()
+
+    def drain(self) -> Iterator[ToolCall]:
+        while self._open:
+            yield self._pop_first()
+
+    def _release(self) -> Iterator[ToolCall]:
+        while self._open and next(iter(self._open.values())).resolved:
+            yield self._pop_first()
+
+    def _pop_first(self) -> ToolCall:
+        key = next(iter(self._open))
+        c = self._open.pop(key)
+        return ToolCall(self.run, c.agent, c.step, c.tool, c.args, c.time, c.result, c.ok)
+
+
+def parse_arguments(raw: Any) -> Any:
+    """Function-call arguments as recorded (usually a JSON string) as a value."""
+    if not isinstance(raw, str):
+        return raw if raw is not None else {}
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return {"raw": raw}

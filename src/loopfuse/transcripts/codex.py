@@ -1,0 +1,93 @@
+"""Codex CLI rollout JSON lines (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``).
+
+Current versions write ``{"timestamp", "type", "payload"}`` lines: ``session_meta``
+(``payload.id`` names the run), ``response_item`` whose payload is a
+``function_call`` (``name``, ``arguments`` as a JSON string, ``call_id``),
+``custom_tool_call`` (``name``, ``input``), ``local_shell_call`` (``action``) or the
+matching ``*_output`` (``call_id``, ``output``). Versions before September 2025 wrote
+the response items themselves, one a line, after a ``{"id", "timestamp",
+"instructions"}`` line. Lines mentioning no call and no session are not parsed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .base import CallQueue, ReadTally, json_lines, parse_arguments, parse_time
+from .model import ToolCall
+
+__all__ = ["looks_codex", "read_codex"]
+
+_LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
+_WANTED = ("_call", "session_meta", '"instructions"')
+_EXIT_CODE = re.compile(r"^Exit code: (-?\d+)")
+
+
+def looks_codex(row: dict[str, Any]) -> bool:
+    if row.get("type") in _LINE_TYPES and "payload" in row:
+        return True
+    legacy_header = "instructions" in row and "id" in row and "timestamp" in row
+    return legacy_header or row.get("record_type") == "state"
+
+
+def read_codex(path: Path, tally: ReadTally) -> Iterator[ToolCall]:
+    queue = CallQueue(path.stem)
+    for row in json_lines(path, tally, _WANTED):
+        item, time = _item(row)
+        if item is None:
+            continue
+        kind = item.get("type")
+        if kind == "session_meta" and isinstance(item.get("id"), str):
+            queue.run = item["id"]
+        elif kind in _CALLS:
+            yield from queue.add(item.get("call_id"), "main", *_call(item), time)
+        elif kind in _OUTPUTS:
+            yield from queue.resolve(item.get("call_id"), *_output(item.get("output")))
+    yield from queue.drain()
+
+
+def _item(row: dict[str, Any]) -> tuple[dict[str, Any] | None, float | None]:
+    time = parse_time(row.get("timestamp"))
+    if "payload" in row and isinstance(row["payload"], dict):
+        payload = dict(row["payload"])
+        if row.get("type") == "session_meta":
+            payload["type"] = "session_meta"
+        return payload, time
+    if "instructions" in row and isinstance(row.get("id"), str):
+        return {"type": "session_meta", "id": row["id"]}, time
+    return row, time
+
+
+def _call(item: dict[str, Any]) -> tuple[str, Any]:
+    kind = item["type"]
+    if kind == "local_shell_call":
+        return "local_shell", item.get("action")
+    name = str(item.get("name") or kind)
+    if kind == "custom_tool_call":
+        return name, {"input": item.get("input")}
+    return name, parse_arguments(item.get("arguments"))
+
+
+def _output(output: Any) -> tuple[Any, bool | None]:
+    """The result text and whether it succeeded, from the shapes Codex has written."""
+    if isinstance(output, dict):
+        ok = output.get("success")
+        return output.get("content", output), ok if isinstance(ok, bool) else None
+    if not isinstance(output, str):
+        return output, None
+    try:
+        decoded = json.loads(output)
+    except ValueError:
+        decoded = None
+    if isinstance(decoded, dict) and "output" in decoded:
+        meta = decoded.get("metadata")
+        code = meta.get("exit_code") if isinstance(meta, dict) else None
+        return decoded["output"], (code == 0) if isinstance(code, int) else None
+    found = _EXIT_CODE.match(output)
+    return output, (found.group(1) == "0") if found else None

@@ -1,0 +1,249 @@
+"""Which reader a file needs, decided by its content, and walking folders of sessions.
+
+JSON-lines files are classified by their first parseable lines; single JSON documents
+by the keys in their first 64 KiB (and last 512 bytes, where mini-swe-agent writes its
+``trajectory_format``). A folder named ``events`` holding numbered ``.json`` files is
+one OpenHands session. Anything else is skipped and counted as unknown.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .base import ReadTally
+from .claude_code import looks_claude_code, read_claude_code
+from .codex import looks_codex, read_codex
+from .gemini import read_gemini
+from .messages import looks_message, read_messages_document, read_messages_lines
+from .model import ToolCall
+from .normalized import read_normalized
+from .openhands import (
+    event_files,
+    looks_openhands,
+    read_openhands_document,
+    read_openhands_events,
+    read_openhands_lines,
+)
+from .swe_agent import read_mini_swe_agent, read_swe_agent
+
+__all__ = [
+    "DEFAULT_FOLDERS",
+    "READERS",
+    "Source",
+    "default_folders",
+    "read_path",
+    "read_paths",
+    "sniff",
+    "sources",
+]
+
+Reader = Callable[[Path, ReadTally], Iterator[ToolCall]]
+
+
+def _normalized(path: Path, tally: ReadTally) -> Iterator[ToolCall]:
+    return read_normalized(path, tally=tally)
+
+
+READERS: dict[str, Reader] = {
+    "claude-code": read_claude_code,
+    "codex": read_codex,
+    "gemini": read_gemini,
+    "chat-json": read_messages_document,
+    "chat-jsonl": read_messages_lines,
+    "swe-agent": read_swe_agent,
+    "mini-swe-agent": read_mini_swe_agent,
+    "openhands-json": read_openhands_document,
+    "openhands-jsonl": read_openhands_lines,
+    "openhands-events": read_openhands_events,
+    "normalized": _normalized,
+}
+
+# (format, folder relative to the home directory, environment variable overriding the base)
+DEFAULT_FOLDERS: tuple[tuple[str, str, str | None], ...] = (
+    ("claude-code", ".claude/projects", "CLAUDE_CONFIG_DIR"),
+    ("codex", ".codex/sessions", "CODEX_HOME"),
+    ("gemini", ".gemini/tmp", None),
+    ("openhands", ".openhands/sessions", None),
+    ("openhands", ".openhands/conversations", None),
+    ("mini-swe-agent", ".config/mini-swe-agent", None),
+    ("swe-agent", "trajectories", None),
+)
+
+_HEAD_BYTES = 64 * 1024
+_TAIL_BYTES = 512
+_SNIFF_LINES = 5
+
+
+@dataclass(frozen=True)
+class Source:
+    """One recorded session to read: a file, or an OpenHands events folder."""
+
+    path: Path
+    format: str
+
+    def read(self, tally: ReadTally) -> Iterator[ToolCall]:
+        return READERS[self.format](self.path, tally)
+
+
+def default_folders(home: Path | None = None) -> list[tuple[str, Path]]:
+    """The agents' default session folders, existing or not (SWE-agent's is relative)."""
+    base = home if home is not None else Path.home()
+    found: list[tuple[str, Path]] = []
+    for fmt, relative, env in DEFAULT_FOLDERS:
+        root = Path(os.environ[env]) if env and os.environ.get(env) and home is None else base
+        if env and root is not base:
+            relative = relative.split("/", 1)[1]
+        found.append((fmt, Path(relative) if fmt == "swe-agent" else root / relative))
+    return found
+
+
+def sniff(path: Path) -> str | None:
+    """The format of ``path`` judged by its content, or None when it is not one we read."""
+    with path.open("rb") as handle:
+        head = handle.read(_HEAD_BYTES)
+        size = handle.seek(0, os.SEEK_END)
+        tail = b""
+        if size > _HEAD_BYTES:
+            handle.seek(max(size - _TAIL_BYTES, _HEAD_BYTES))
+            tail = handle.read()
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    if not text or text[0] not in "{[":
+        return None
+    by_lines = _sniff_lines(text, complete=size <= _HEAD_BYTES)
+    if by_lines is not None:
+        return by_lines
+    return _sniff_document(text, tail.decode("utf-8", errors="replace"), path)
+
+
+def _sniff_lines(text: str, complete: bool) -> str | None:
+    lines = text.split("\n")
+    if not complete:
+        lines = lines[:-1]
+    for line in [line for line in lines if line.strip()][:_SNIFF_LINES]:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            return None
+        found = _classify_row(row) if isinstance(row, dict) else _classify_list(row)
+        if found is not None:
+            return found
+    return None
+
+
+def _classify_row(row: dict[str, Any]) -> str | None:
+    if "meta" in row or ("tool" in row and "args" in row):
+        return "normalized"
+    if isinstance(row.get("trajectory"), list):
+        return "swe-agent"
+    if isinstance(row.get("messages"), list) and ("trajectory_format" in row or "info" in row):
+        return "mini-swe-agent"
+    if isinstance(row.get("messages"), list) and "sessionId" in row:
+        return "gemini"
+    checks: tuple[tuple[Callable[[dict[str, Any]], bool], str], ...] = (
+        (looks_claude_code, "claude-code"),
+        (looks_codex, "codex"),
+        (looks_openhands, "openhands-jsonl"),
+        (looks_message, "chat-jsonl"),
+    )
+    return next((fmt for check, fmt in checks if check(row)), None)
+
+
+def _classify_list(value: Any) -> str | None:
+    if not isinstance(value, list) or not value or not isinstance(value[0], dict):
+        return None
+    first = value[0]
+    if "parts" in first:
+        return "gemini"
+    if looks_openhands(first):
+        return "openhands-json"
+    return "chat-json" if "role" in first else None
+
+
+_KEY = r'"{}"\s*:'
+
+
+def _has(text: str, *keys: str) -> bool:
+    return all(re.search(_KEY.format(re.escape(k)), text) for k in keys)
+
+
+def _sniff_document(head: str, tail: str, path: Path) -> str | None:
+    if head[0] == "[":
+        if _has(head, "parts") and _has(head, "role"):
+            return "gemini"
+        if (
+            _has(head, "source") and (_has(head, "action") or _has(head, "observation"))
+        ) or '"ActionEvent"' in head:
+            return "openhands-json"
+        return "chat-json" if _has(head, "role") else None
+    if _has(head + tail, "trajectory_format") or _has(head, "mini_version"):
+        return "mini-swe-agent"
+    if _has(head, "trajectory") or path.suffix == ".traj":
+        return "swe-agent"
+    if _has(head, "sessionId", "messages") or _has(head, "projectHash"):
+        return "gemini"
+    return "chat-json" if _has(head, "messages") else None
+
+
+def sources(paths: Iterable[Path], tally: ReadTally) -> Iterator[Source]:
+    """Every readable session under ``paths`` (files or folders), in a stable order."""
+    for path in paths:
+        if path.is_dir():
+            yield from _walk(path, tally)
+        else:
+            found = _source(path, tally)
+            if found is not None:
+                yield found
+
+
+def _walk(root: Path, tally: ReadTally) -> Iterator[Source]:
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        here = Path(folder)
+        if here.name == "events" and event_files(here):
+            dirs.clear()
+            tally.formats["openhands-events"] += 1
+            yield Source(here, "openhands-events")
+            continue
+        for name in sorted(files):
+            found = _source(here / name, tally)
+            if found is not None:
+                yield found
+
+
+def _source(path: Path, tally: ReadTally) -> Source | None:
+    try:
+        fmt = sniff(path)
+    except OSError:
+        tally.unreadable += 1
+        return None
+    if fmt is None:
+        tally.unknown_files += 1
+        return None
+    tally.formats[fmt] += 1
+    return Source(path, fmt)
+
+
+def read_path(path: str | Path, tally: ReadTally | None = None) -> Iterator[ToolCall]:
+    """Every tool call recorded under ``path`` (a file or a folder, any supported format)."""
+    yield from read_paths([Path(path)], tally)
+
+
+def read_paths(paths: Iterable[Path], tally: ReadTally | None = None) -> Iterator[ToolCall]:
+    counts = tally if tally is not None else ReadTally()
+    for source in sources(paths, counts):
+        yield from _read_source(source, counts)
+
+
+def _read_source(source: Source, tally: ReadTally) -> Iterator[ToolCall]:
+    try:
+        yield from source.read(tally)
+    except OSError:
+        tally.unreadable += 1
+    except (RecursionError, UnicodeError):
+        tally.malformed += 1

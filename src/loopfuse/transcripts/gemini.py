@@ -1,0 +1,98 @@
+"""Gemini CLI session logs.
+
+``~/.gemini/tmp/<project_hash>/chats/session-*.json`` is one JSON document (so it is
+read whole, up to ``MAX_DOCUMENT_BYTES``): ``{"sessionId", "projectHash", "startTime",
+"lastUpdated", "messages": [{"type": "user"|"gemini"|..., "timestamp", "toolCalls":
+[{"id", "name", "args", "result": [{"functionResponse": {...}}], "status",
+"timestamp"}]}]}``. Checkpoints saved with ``/chat save``
+(``checkpoints/checkpoint-<tag>.json``) are a list of Gemini API contents:
+``{"role": "model", "parts": [{"functionCall": {"name", "args"}}]}`` answered by
+``{"role": "user", "parts": [{"functionResponse": {"name", "response"}}]}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .base import CallQueue, ReadTally, load_document, parse_time
+from .model import ToolCall
+
+__all__ = ["read_gemini"]
+
+
+def read_gemini(path: Path, tally: ReadTally) -> Iterator[ToolCall]:
+    doc = load_document(path, tally)
+    if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+        queue = CallQueue(str(doc.get("sessionId") or path.stem))
+        yield from _session(doc["messages"], queue)
+    elif isinstance(doc, list):
+        queue = CallQueue(path.stem)
+        yield from _checkpoint(doc, queue)
+    elif doc is not None:
+        tally.malformed += 1
+        return
+    else:
+        return
+    yield from queue.drain()
+
+
+def _session(messages: list[Any], queue: CallQueue) -> Iterator[ToolCall]:
+    for message in messages:
+        calls = message.get("toolCalls") if isinstance(message, dict) else None
+        for call in calls if isinstance(calls, list) else ():
+            if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+                continue
+            time = parse_time(call.get("timestamp") or message.get("timestamp"))
+            key = call.get("id") if isinstance(call.get("id"), str) else None
+            yield from queue.add(key, "main", call["name"], call.get("args"), time)
+            status = call.get("status")
+            ok = None if status not in ("success", "error") else status == "success"
+            yield from queue.resolve(key, _result(call), ok)
+
+
+def _result(call: dict[str, Any]) -> Any:
+    if call.get("error"):
+        return call["error"]
+    for part in call.get("result") or ():
+        response = part.get("functionResponse") if isinstance(part, dict) else None
+        if isinstance(response, dict):
+            return response.get("response")
+    return call.get("resultDisplay")
+
+
+def _checkpoint(contents: list[Any], queue: CallQueue) -> Iterator[ToolCall]:
+    waiting: dict[str, list[str]] = {}
+    for content in contents:
+        parts = content.get("parts") if isinstance(content, dict) else None
+        for part in parts if isinstance(parts, list) else ():
+            if not isinstance(part, dict):
+                continue
+            if isinstance(part.get("functionCall"), dict):
+                yield from _checkpoint_call(part["functionCall"], queue, waiting)
+            elif isinstance(part.get("functionResponse"), dict):
+                yield from _checkpoint_response(part["functionResponse"], queue, waiting)
+
+
+def _checkpoint_call(
+    fc: dict[str, Any], queue: CallQueue, waiting: dict[str, list[str]]
+) -> Iterator[ToolCall]:
+    name = str(fc.get("name") or "unknown")
+    key = str(fc.get("id") or f"{name}#{queue.count}")
+    waiting.setdefault(name, []).append(key)
+    yield from queue.add(key, "main", name, fc.get("args"), None)
+
+
+def _checkpoint_response(
+    fr: dict[str, Any], queue: CallQueue, waiting: dict[str, list[str]]
+) -> Iterator[ToolCall]:
+    name = str(fr.get("name") or "unknown")
+    keys = waiting.get(name) or []
+    key = fr.get("id") if isinstance(fr.get("id"), str) and fr["id"] in keys else (keys[0] if keys else None)
+    if key is None:
+        return
+    keys.remove(key)
+    response = fr.get("response")
+    ok = False if isinstance(response, dict) and "error" in response else None
+    yield from queue.resolve(key, response, ok)

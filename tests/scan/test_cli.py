@@ -1,0 +1,102 @@
+"""The three commands as a user runs them: output, exit codes, HTML in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+CHROMIUM_FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+)  # fmt: skip
+
+
+def test_scan_prints_worst_first_and_reports_skips(cli, fixtures: Path) -> None:  # type: ignore[no-untyped-def]
+    done = cli("scan", str(fixtures))
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.startswith(("loop", "suspect", "ok "))]
+    assert rows[0].startswith("loop") and "example-normalized" in rows[0]
+    assert "1 unknown file(s)" in done.stdout
+    assert "pytest -q" not in done.stdout  # no argument values without --show-args
+    assert "scanning" not in done.stderr  # no progress bar when not a terminal
+
+
+def test_scan_json_show_args_and_fail_on_loop(cli, fixtures: Path) -> None:  # type: ignore[no-untyped-def]
+    done = cli("scan", str(fixtures / "normalized"), "--json", "--show-args", "--fail-on-loop")
+    assert done.returncode == 1
+    out = json.loads(done.stdout)
+    (row,) = out["runs"]
+    assert (row["verdict"], row["loop_start"], row["longest_run"]) == ("loop", 0, 6)
+    assert row["top_args"] == '{"command":"goto 72"}'
+    healthy = cli("scan", str(fixtures / "chat"), "--fail-on-loop")
+    assert healthy.returncode == 0
+
+
+def test_usage_errors_exit_2(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("scan", str(tmp_path / "missing")).returncode == 2
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[circuit_breaker]\nduplicate_limit = 0\n")
+    assert cli("scan", str(tmp_path), "--config", str(bad)).returncode == 2
+    assert cli("replay", str(tmp_path / "missing")).returncode == 2
+    assert cli("eval", str(tmp_path / "missing"), "--labels", "x.json").returncode == 2
+    assert cli("scan", "--no-such-flag").returncode == 2
+
+
+def test_scan_without_path_searches_default_folders(cli, fixtures: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    shutil.copytree(fixtures / "codex", tmp_path / ".codex")
+    done = cli("scan", cwd=tmp_path, env={"HOME": str(tmp_path), "CODEX_HOME": ""})
+    assert done.returncode == 0
+    assert f"{tmp_path / '.codex/sessions'} (codex)" in done.stdout
+    assert ".claude" not in done.stdout.splitlines()[0]
+    assert "0199a1b2-7c3d-7e4f-9a0b-1c2d3e4f5a6b" in done.stdout
+
+
+def test_replay_any_format_in_shadow_mode(cli, fixtures: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    config = tmp_path / "loopfuse.toml"
+    config.write_text("[circuit_breaker]\nduplicate_limit = 2\n")
+    done = cli("replay", str(fixtures / "claude_code"), str(fixtures / "openhands/trajectory-fix-test.json"),
+               "--config", str(config))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "claude-code" in done.stdout and "openhands-json" in done.stdout
+    main_line = next(line for line in done.stdout.splitlines() if line.split()[:1] == ["main"])
+    assert main_line.split()[1:] == ["5", "2", "2", "2"]  # calls, denied, first denial step, saved
+
+
+def test_eval_prints_the_table_on_the_dev_corpus(cli, corpus: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    config = tmp_path / "brake.toml"
+    config.write_text("[loop_brake]\nmax_repeats = 3\n")
+    done = cli("eval", str(corpus), "--labels", str(corpus / "labels.json"), "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    assert "49 labeled runs" in done.stdout
+    row = next(line for line in done.stdout.splitlines() if line.startswith("brake.toml"))
+    caught, _median, fp = row.split()[1:]
+    assert caught.endswith("/24") and int(caught.split("/")[0]) >= 15 and fp.endswith("/49")
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed")
+def test_html_report_renders_the_timeline_in_headless_chromium(cli, fixtures: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    config = tmp_path / "loopfuse.toml"
+    config.write_text("[circuit_breaker]\nduplicate_limit = 3\n[loop_brake]\nmax_repeats = 2\n")
+    report = tmp_path / "report.html"
+    done = cli("scan", str(fixtures), "--html", str(report), "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    assert "http" not in report.read_text().replace("http://www.w3.org/2000/svg", "")
+    dom = _dump_dom(report)
+    assert dom.count('<svg class="timeline"') >= 1
+    assert "loop starts (step 0)" in dom
+    assert "duplicate denies (step 3)" in dom and "repeat denies (step 2)" in dom
+
+
+def _dump_dom(page: Path) -> str:
+    with tempfile.TemporaryDirectory() as profile:
+        done = subprocess.run(
+            ["chromium", *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
+            capture_output=True, text=True, timeout=90, check=False,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
