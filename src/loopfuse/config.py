@@ -23,6 +23,7 @@ __all__ = [
     "GuardConfig",
     "GuardSettings",
     "LoopBrakeConfig",
+    "StoreConfig",
     "find_config_file",
     "load_config_file",
     "parse_config",
@@ -168,6 +169,56 @@ class GuardSettings:
             check_int(s, "abort_after_denials", self.abort_after_denials, 1)
 
 
+STORE_SCHEMES = ("memory://", "redis://", "rediss://", "unix://")
+STORE_ERROR_POLICIES = ("allow", "deny")
+
+
+def redacted(url: str) -> str:
+    """``url`` without its password, for logs and errors."""
+    scheme, sep, rest = url.partition("://")
+    if "@" in rest:
+        rest = "***@" + rest.rsplit("@", 1)[1]
+    return scheme + sep + rest
+
+
+def check_store_url(section: str, key: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.startswith(STORE_SCHEMES):
+        shown = redacted(value) if isinstance(value, str) else value
+        raise _fail(section, key, shown, "a URL starting with " + ", ".join(STORE_SCHEMES))
+    return value
+
+
+def check_store_policy(section: str, key: str, value: Any) -> str:
+    if value not in STORE_ERROR_POLICIES:
+        raise _fail(section, key, value, "'allow' (fail open) or 'deny'")
+    return str(value)
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """Section ``store``: where agent state lives and what happens when that store fails.
+
+    ``idle_expiry`` (seconds) defaults to ``[guard] agent_idle_seconds``; ``timeout``
+    bounds every round trip to a remote store.
+    """
+
+    url: str = "memory://"
+    on_store_error: str = "allow"
+    prefix: str = "loopfuse:"
+    idle_expiry: float | None = None
+    timeout: float = 0.25
+
+    def __post_init__(self) -> None:
+        s = "store"
+        check_store_url(s, "url", self.url)
+        check_store_policy(s, "on_store_error", self.on_store_error)
+        if not isinstance(self.prefix, str) or "{" in self.prefix or "}" in self.prefix:
+            raise _fail(s, "prefix", self.prefix, "a string without '{' or '}' (they pick the hash slot)")
+        if self.idle_expiry is not None:
+            object.__setattr__(self, "idle_expiry", check_number(s, "idle_expiry", self.idle_expiry, 0.001))
+        object.__setattr__(self, "timeout", check_number(s, "timeout", self.timeout, 0.001))
+
+
 @dataclass(frozen=True)
 class GuardConfig:
     """The whole configuration. A missing ``loop_brake`` section means no loop brake."""
@@ -175,12 +226,14 @@ class GuardConfig:
     circuit_breaker: CircuitBreakerConfig = field(default_factory=CircuitBreakerConfig)
     loop_brake: LoopBrakeConfig | None = None
     guard: GuardSettings = field(default_factory=GuardSettings)
+    store: StoreConfig = field(default_factory=StoreConfig)
 
 
 SECTIONS: dict[str, type[Any]] = {
     "circuit_breaker": CircuitBreakerConfig,
     "loop_brake": LoopBrakeConfig,
     "guard": GuardSettings,
+    "store": StoreConfig,
 }
 
 
