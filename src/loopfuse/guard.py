@@ -146,6 +146,14 @@ class Guard:
         """Release the store's connections (a Redis store's pool); the guard is unusable after."""
         self._store.close()
 
+    async def aclose(self) -> None:
+        """``close`` from async code: also closes the asyncio connections ``acheck`` opened."""
+        aclose = getattr(self._store, "aclose", None)
+        if aclose is not None:
+            await aclose()
+        else:
+            self._store.close()
+
     def stats(self) -> dict[str, Any]:
         """Counters: checks, allowed, skipped, denials by kind, fail-open events, agents."""
         out = self._stats.snapshot()

@@ -111,6 +111,7 @@ async def test_acheck_decides_like_check(make_guard: GuardFactory) -> None:
     got = [outcome(await guard.acheck("read", {"path": "A"}, "async")) for _ in range(3)]
     assert got == [OK, OK, (False, "duplicate", 2, 2)]
     assert not guard.check("read", {"path": "A"}, "async").allowed
+    await guard.aclose()
 
 
 @dataclass

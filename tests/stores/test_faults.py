@@ -74,6 +74,8 @@ async def test_async_checks_follow_the_policy(own_redis: RedisServer) -> None:
     own_redis.start()
     wait_for_retry()
     assert [(await deny.acheck("read", SECRET, "b")).allowed for _ in range(3)] == [True, True, False]
+    await deny.aclose()
+    await allow.aclose()
 
 
 @pytest.mark.parametrize("policy", ["allow", "deny"])

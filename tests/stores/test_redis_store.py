@@ -176,6 +176,7 @@ async def test_store_object_with_an_async_client(redis_server: RedisServer) -> N
     assert got == [True, True, False]
     assert not guard.check("read", {}, "a").allowed
     await aclient.aclose()
+    client.close()
 
 
 def test_call_key_bytes_round_trip(redis_server: RedisServer) -> None:

@@ -229,6 +229,13 @@ class RedisStore:
         if self._raw_url is not None and self._client is not None:
             self._client.close()
 
+    async def aclose(self) -> None:
+        """``close``, and the asyncio connections this store opened on the running loop."""
+        script = self._async.pop(asyncio.get_running_loop(), None) if self._bound else None
+        if script is not None:
+            await script.registered_client.aclose()
+        self.close()
+
 
 def _glob_escape(text: str) -> str:
     return "".join("\\" + c if c in "*?[]\\" else c for c in text)
