@@ -120,16 +120,14 @@ class RedisStore:
         self._timeout = spec.timeout
         self._key_prefix = self._prefix if self._prefix is not None else spec.prefix
         expiry = self._idle_expiry if self._idle_expiry is not None else spec.idle_seconds
-        self._tail: list[Any] = [spec.window, max(1, round(expiry * 1000))]
-        for breaker in spec.breakers:
-            self._tail += [breaker.kind, getattr(breaker, SUPPORTED_KINDS[breaker.kind])]
+        self._source = _script_for(spec, expiry)
         if self._client is None:
             self._client = redis.Redis.from_url(self._url(), **self._client_options())
-        self._script = self._client.register_script(_SCRIPT)
+        self._script = self._client.register_script(self._source)
         self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
         self._retry_at = 0.0
         client = self._async_client
-        self._user_async_script = client.register_script(_SCRIPT) if client is not None else None
+        self._user_async_script = client.register_script(self._source) if client is not None else None
 
     def _url(self) -> str:
         assert self._raw_url is not None
@@ -173,7 +171,7 @@ class RedisStore:
         script = self._async.get(loop)
         if script is None:
             client = aredis.Redis.from_url(self._url(), **self._async_options())
-            script = self._async[loop] = client.register_script(_SCRIPT)
+            script = self._async[loop] = client.register_script(self._source)
         return script
 
     def _async_options(self) -> dict[str, Any]:
@@ -187,7 +185,7 @@ class RedisStore:
         return [base + ":s", base + ":w"]
 
     def _args(self, call: CallKey) -> list[Any]:
-        return [call.key.to_bytes(8, "big"), call.full, *self._tail]
+        return [call.key.to_bytes(8, "big"), call.full]
 
     def _outcome(self, reply: Any) -> Outcome:
         self._retry_at = 0.0
@@ -235,6 +233,13 @@ class RedisStore:
         if script is not None:
             await script.registered_client.aclose()
         self.close()
+
+
+def _script_for(spec: StoreSpec, expiry: float) -> str:
+    """The Lua script with the guard's settings bound in its first line."""
+    pairs = [f"'{b.kind}', {int(getattr(b, SUPPORTED_KINDS[b.kind]))}" for b in spec.breakers]
+    ttl = max(1, round(expiry * 1000))
+    return f"local size, ttl, breakers = {spec.window}, {ttl}, {{{', '.join(pairs)}}}\n" + _SCRIPT
 
 
 def _glob_escape(text: str) -> str:
