@@ -27,6 +27,7 @@ __all__ = [
     "LoopBrakeConfig",
     "NearDuplicateConfig",
     "SameErrorConfig",
+    "StoreConfig",
     "ToolRule",
     "find_config_file",
     "load_config_file",
@@ -148,17 +149,22 @@ class CircuitBreakerConfig:
     deny_message: str | None = None
     incident_log: str | None = None
     result_aware: bool = True
-    result_limit: int = 7
+    result_limit: int | None = None
     same_result_limit: int = 5
-    progress_limit: int = 8
+    progress_limit: int | None = None
 
     def __post_init__(self) -> None:
         s = "circuit_breaker"
         check_bool(s, "enabled", self.enabled)
         check_bool(s, "result_aware", self.result_aware)
+        check_int(s, "duplicate_limit", self.duplicate_limit, 1)
+        # Unset, the result rules follow duplicate_limit: 7 and 8 at the default of 6.
+        if self.result_limit is None:
+            object.__setattr__(self, "result_limit", self.duplicate_limit + 1)
+        if self.progress_limit is None:
+            object.__setattr__(self, "progress_limit", self.duplicate_limit + 2)
         for key in ("result_limit", "same_result_limit", "progress_limit"):
             check_int(s, key, getattr(self, key), 0)
-        check_int(s, "duplicate_limit", self.duplicate_limit, 1)
         check_int(s, "window", self.window, 1)
         if self.window < self.duplicate_limit:
             allowed = f"at least duplicate_limit ({self.duplicate_limit})"
@@ -204,6 +210,56 @@ class GuardSettings:
             object.__setattr__(self, "abort_after_denials", None)
         elif self.abort_after_denials is not None:
             check_int(s, "abort_after_denials", self.abort_after_denials, 1)
+
+
+STORE_SCHEMES = ("memory://", "redis://", "rediss://", "unix://")
+STORE_ERROR_POLICIES = ("allow", "deny")
+
+
+def redacted(url: str) -> str:
+    """``url`` without its password, for logs and errors."""
+    scheme, sep, rest = url.partition("://")
+    if "@" in rest:
+        rest = "***@" + rest.rsplit("@", 1)[1]
+    return scheme + sep + rest
+
+
+def check_store_url(section: str, key: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.startswith(STORE_SCHEMES):
+        shown = redacted(value) if isinstance(value, str) else value
+        raise _fail(section, key, shown, "a URL starting with " + ", ".join(STORE_SCHEMES))
+    return value
+
+
+def check_store_policy(section: str, key: str, value: Any) -> str:
+    if value not in STORE_ERROR_POLICIES:
+        raise _fail(section, key, value, "'allow' (fail open) or 'deny'")
+    return str(value)
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """Section ``store``: where agent state lives and what happens when that store fails.
+
+    ``idle_expiry`` (seconds) defaults to ``[guard] agent_idle_seconds``; ``timeout``
+    bounds every round trip to a remote store.
+    """
+
+    url: str = "memory://"
+    on_store_error: str = "allow"
+    prefix: str = "loopfuse:"
+    idle_expiry: float | None = None
+    timeout: float = 0.25
+
+    def __post_init__(self) -> None:
+        s = "store"
+        check_store_url(s, "url", self.url)
+        check_store_policy(s, "on_store_error", self.on_store_error)
+        if not isinstance(self.prefix, str) or "{" in self.prefix or "}" in self.prefix:
+            raise _fail(s, "prefix", self.prefix, "a string without '{' or '}' (they pick the hash slot)")
+        if self.idle_expiry is not None:
+            object.__setattr__(self, "idle_expiry", check_number(s, "idle_expiry", self.idle_expiry, 0.001))
+        object.__setattr__(self, "timeout", check_number(s, "timeout", self.timeout, 0.001))
 
 
 @dataclass(frozen=True)
@@ -305,6 +361,7 @@ class GuardConfig:
     near_duplicate: NearDuplicateConfig = field(default_factory=NearDuplicateConfig)
     same_error: SameErrorConfig = field(default_factory=SameErrorConfig)
     tools: Mapping[str, ToolRule] = field(default_factory=dict)
+    store: StoreConfig = field(default_factory=StoreConfig)
 
 
 SECTIONS: dict[str, type[Any]] = {
@@ -315,6 +372,7 @@ SECTIONS: dict[str, type[Any]] = {
     "near_duplicate": NearDuplicateConfig,
     "same_error": SameErrorConfig,
     "tools": ToolRule,
+    "store": StoreConfig,
 }
 
 

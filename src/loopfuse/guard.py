@@ -7,18 +7,20 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar, overload
 
+from .breakers import Breaker
 from .breakers.build import build_breakers
 from .calls import CallKey
-from .config import GuardConfig, find_config_file, load_config_file, parse_config
+from .config import GuardConfig, check_store_policy, find_config_file, load_config_file, parse_config
 from .decision import Decision, Denial
 from .identity import CallIdentity
 from .incidents import IncidentLog, incident_record, logger
 from .listeners import GuardListener
-from .messages import denial_message
+from .messages import STORE_DENIED, denial_message
 from .state import ToolResult
 from .stats import GuardStats
-from .stores.base import Outcome, Store
-from .stores.memory import MemoryStore, agent_label
+from .stores import open_store
+from .stores.base import Outcome, Store, StoreSpec, StoreUnavailableError
+from .stores.memory import agent_label
 from .volatile import ERROR_MASKS, int_digest, mask_value, result_digest
 from .wrapping import guarded
 
@@ -44,7 +46,11 @@ class Guard:
         *,
         listeners: Iterable[GuardListener] = (),
         clock: Callable[[], float] = time.monotonic,
+        store: str | Any = None,
+        on_store_error: str | None = None,
     ) -> None:
+        """``store`` (a URL or a store object) and ``on_store_error`` ("allow" or "deny")
+        override the ``[store]`` section; by default state lives in process (``memory://``)."""
         self.config = config if config is not None else GuardConfig()
         cb, settings = self.config.circuit_breaker, self.config.guard
         breakers = build_breakers(self.config)
@@ -58,14 +64,11 @@ class Guard:
         self.listeners: list[GuardListener] = list(listeners)
         self._stats = GuardStats()
         self._allow_cache: dict[str, Decision] = {}
-        self._store: Store = MemoryStore(
-            breakers,
-            window=cb.window,
-            max_agents=settings.max_agents,
-            idle_seconds=settings.agent_idle_seconds,
-            abort_after=settings.abort_after_denials,
-            clock=clock,
-        )
+        spec = _store_spec(self.config, breakers, clock)
+        self._store: Store = open_store(store or self.config.store.url, spec)
+        policy = on_store_error or self.config.store.on_store_error
+        self._on_store_error = check_store_policy("store", "on_store_error", policy)
+        self._store_down = False
 
     @classmethod
     def from_config(cls, mapping: Mapping[str, Any], **kwargs: Any) -> Guard:
@@ -88,14 +91,22 @@ class Guard:
         call = self._call_key(tool, args, agent)
         if call is None:
             return self._allowed(tool)
-        return self._decision(tool, agent, self._store.decide(agent, call))
+        try:
+            outcome = self._store.decide(agent, call)
+        except StoreUnavailableError as exc:
+            return self._store_failed(tool, agent, exc)
+        return self._decision(tool, agent, self._store_answered(outcome))
 
     async def acheck(self, tool: str, args: Any = None, agent: Any = "default") -> Decision:
         """``check`` for async hosts."""
         call = self._call_key(tool, args, agent)
         if call is None:
             return self._allowed(tool)
-        return self._decision(tool, agent, await self._store.adecide(agent, call))
+        try:
+            outcome = await self._store.adecide(agent, call)
+        except StoreUnavailableError as exc:
+            return self._store_failed(tool, agent, exc)
+        return self._decision(tool, agent, self._store_answered(outcome))
 
     def record_result(
         self,
@@ -142,7 +153,22 @@ class Guard:
 
     def forget(self, agent: Any) -> None:
         """Drop everything the guard keeps for ``agent``."""
-        self._store.forget(agent)
+        try:
+            self._store.forget(agent)
+        except StoreUnavailableError as exc:
+            logger.warning("loopfuse: could not forget an agent: %s", exc)
+
+    def close(self) -> None:
+        """Release the store's connections (a Redis store's pool); the guard is unusable after."""
+        self._store.close()
+
+    async def aclose(self) -> None:
+        """``close`` from async code: also closes the asyncio connections ``acheck`` opened."""
+        aclose = getattr(self._store, "aclose", None)
+        if aclose is not None:
+            await aclose()
+        else:
+            self._store.close()
 
     def stats(self) -> dict[str, Any]:
         """Counters: checks, allowed, skipped, denials by kind, fail-open events, agents."""
@@ -168,6 +194,28 @@ class Guard:
             decision = Decision(True, tool)
             if len(self._allow_cache) < 4096:
                 self._allow_cache[tool] = decision
+        return decision
+
+    def _store_answered(self, outcome: Outcome | None) -> Outcome | None:
+        if self._store_down:
+            self._store_down = False
+            logger.warning("loopfuse: store %s answers again", self._store.url)
+        return outcome
+
+    def _store_failed(self, tool: str, agent: Any, exc: StoreUnavailableError) -> Decision:
+        """One warning per outage; then allow (counted as fail-open) or deny per policy."""
+        first = not self._store_down
+        if first:
+            self._store_down = True
+            action = "allowing" if self._on_store_error == "allow" else "denying"
+            logger.warning("loopfuse: store failed (%s); %s guarded calls until it answers", exc, action)
+        if self._on_store_error == "allow":
+            self._fail_open("store", tool, agent)
+            return self._allowed(tool)
+        self._stats.denial("store", False)
+        decision = Decision(False, tool, STORE_DENIED.format(tool=tool), "store")
+        self._notify("on_check", decision, agent)
+        self._notify("on_deny", decision, agent, first)
         return decision
 
     def _is_guarded(self, tool: str) -> bool:
@@ -249,3 +297,17 @@ def _tool_result(result: Any, ok: bool | None) -> ToolResult | None:
     except (TypeError, ValueError, RecursionError):
         return None
     return ToolResult(digest, ok if isinstance(ok, bool) else None, error)
+
+
+def _store_spec(config: GuardConfig, breakers: tuple[Breaker, ...], clock: Callable[[], float]) -> StoreSpec:
+    settings, store = config.guard, config.store
+    return StoreSpec(
+        breakers,
+        window=config.circuit_breaker.window,
+        abort_after=settings.abort_after_denials,
+        max_agents=settings.max_agents,
+        idle_seconds=store.idle_expiry or settings.agent_idle_seconds,
+        prefix=store.prefix,
+        timeout=store.timeout,
+        clock=clock,
+    )

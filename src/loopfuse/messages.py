@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .decision import Denial
 
-__all__ = ["DEFAULT_MESSAGES", "denial_message"]
+__all__ = ["DEFAULT_MESSAGES", "STORE_DENIED", "denial_message"]
 
 _CHANGE = (
     "Stop repeating it: change your approach, or report to the user what you found and what is blocking you."
@@ -26,6 +26,12 @@ DEFAULT_MESSAGES = {
         "in a row (at most {limit} allowed). " + _CHANGE
     ),
 }
+
+STORE_DENIED = (
+    "loopfuse refused this {tool} call: the guard's shared state store cannot be reached, and "
+    "it is configured to refuse calls it cannot judge. Wait and retry later, or report to the "
+    "user that the guard's store is down."
+)
 
 _GENERIC = (
     "loopfuse refused this {tool} call: it repeats a pattern of calls that is not making "

@@ -31,7 +31,7 @@ def test_replay_examples_shows_where_the_guard_stops_the_loop() -> None:
     )
     assert out.returncode == 0, out.stderr
     text = out.stdout
-    loop_part, healthy_part = text.split("== examples/healthy_fix.jsonl")
+    loop_part, healthy_part = text.split("== healthy-fix")
     assert "web_search" in loop_part and "duplicate" in loop_part
     summary = [line.split() for line in loop_part.splitlines() if line.strip().startswith("researcher ")]
     calls, denied, first, saved = (int(x) for x in summary[0][1:5])

@@ -58,7 +58,7 @@ def test_scan_without_path_searches_default_folders(cli, fixtures: Path, tmp_pat
 
 def test_replay_any_format_in_shadow_mode(cli, fixtures: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     config = tmp_path / "loopfuse.toml"
-    config.write_text("[circuit_breaker]\nduplicate_limit = 2\n")
+    config.write_text("[circuit_breaker]\nduplicate_limit = 2\nresult_aware = false\n")
     done = cli("replay", str(fixtures / "claude_code"), str(fixtures / "openhands/trajectory-fix-test.json"),
                "--config", str(config))  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -81,7 +81,9 @@ def test_eval_prints_the_table_on_the_dev_corpus(cli, corpus: Path, tmp_path: Pa
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed")
 def test_html_report_renders_the_timeline_in_headless_chromium(cli, fixtures: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     config = tmp_path / "loopfuse.toml"
-    config.write_text("[circuit_breaker]\nduplicate_limit = 3\n[loop_brake]\nmax_repeats = 2\n")
+    config.write_text(
+        "[circuit_breaker]\nduplicate_limit = 3\nresult_aware = false\n[loop_brake]\nmax_repeats = 2\n"
+    )
     report = tmp_path / "report.html"
     done = cli("scan", str(fixtures), "--html", str(report), "--config", str(config))
     assert done.returncode == 0, done.stderr

@@ -51,9 +51,9 @@ def _window(config: GuardConfig) -> WindowBreaker:
     return WindowBreaker(
         cb.duplicate_limit,
         result_aware=cb.result_aware,
-        result_limit=cb.result_limit,
+        result_limit=cb.result_limit or 0,
         same_result_limit=cb.same_result_limit,
-        progress_limit=cb.progress_limit,
+        progress_limit=cb.progress_limit or 0,
         tool_limits=limits,
     )
 

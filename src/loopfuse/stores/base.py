@@ -2,13 +2,40 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Protocol
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..calls import CallKey
 from ..decision import Denial
 
-__all__ = ["ALLOWED", "Outcome", "Store"]
+if TYPE_CHECKING:
+    from ..breakers import Breaker
+
+__all__ = ["ALLOWED", "Outcome", "Store", "StoreSpec", "StoreUnavailableError"]
+
+
+class StoreUnavailableError(Exception):
+    """The store could not answer (unreachable, too slow, refused the command).
+
+    The guard catches it and applies its ``on_store_error`` policy; it never reaches
+    the host. The message names the store and the failure, never a call's arguments.
+    """
+
+
+@dataclass(frozen=True)
+class StoreSpec:
+    """What a store needs from the guard: its breakers in order and the bookkeeping limits."""
+
+    breakers: tuple[Breaker, ...]
+    window: int
+    abort_after: int | None
+    max_agents: int = 100_000
+    idle_seconds: float = 86_400.0
+    prefix: str = "loopfuse:"
+    timeout: float = 0.25
+    clock: Callable[[], float] = field(default=time.monotonic)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,184 @@
+"""The Redis store: check latency next to a bare PING, throughput over processes, bytes per agent.
+
+Starts its own redis-server (no persistence, temp dir, free port) unless ``--url`` is given.
+
+    python bench/redis_store.py [--url redis://127.0.0.1:6379/0] [--checks 5000] [--per-process 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import redis
+
+from loopfuse import Guard
+
+CONFIG: dict[str, Any] = {"loop_brake": {"max_repeats": 3}}  # defaults: window 200, limit 6, cap 300
+
+
+@contextmanager
+def redis_server() -> Iterator[str]:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        sys.exit("redis-server is not installed (or pass --url)")
+    with tempfile.TemporaryDirectory() as tmp, socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        proc = subprocess.Popen([*args, "--dir", tmp], stdout=subprocess.DEVNULL)
+        try:
+            url = f"redis://127.0.0.1:{port}/0"
+            wait_ready(url)
+            yield url
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+def wait_ready(url: str) -> None:
+    client = redis.Redis.from_url(url, socket_timeout=0.5)
+    for _ in range(200):
+        try:
+            client.ping()
+            return
+        except redis.RedisError:
+            time.sleep(0.05)
+    sys.exit(f"no redis-server answers at {url}")
+
+
+def timings(fn: Callable[[int], object], n: int) -> list[float]:
+    out = []
+    for i in range(n):
+        start = time.perf_counter()
+        fn(i)
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def summary(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    return statistics.median(ordered) * 1e6, ordered[int(len(ordered) * 0.99)] * 1e6
+
+
+def guard_for(url: str, prefix: str) -> Guard:
+    return Guard.from_config({**CONFIG, "store": {"url": url, "prefix": prefix}})
+
+
+def check_at(guard: Guard, run: str) -> Callable[[int], object]:
+    """Realistic traffic: agents of 100 calls each, every 10th call a repeat."""
+    return lambda i: guard.check("read", {"path": f"/src/{0 if i % 10 == 0 else i}"}, f"{run}-{i // 100}")
+
+
+def latency(url: str, n: int) -> None:
+    client = redis.Redis.from_url(url)
+    guard, memory = guard_for(url, f"bench{uuid.uuid4().hex[:6]}:"), Guard.from_config(CONFIG)
+    timings(lambda i: client.ping(), 200)
+    timings(check_at(guard, "warm"), 200)
+    rows = [
+        ("PING (redis-py)", timings(lambda i: client.ping(), n)),
+        ("check, redis://", timings(check_at(guard, "lat"), n)),
+        ("check, memory://", timings(check_at(memory, "lat"), n)),
+    ]
+    ping_median = summary(rows[0][1])[0]
+    print(f"\nlatency over {n} calls  {'median us':>10} {'p99 us':>9} {'median / PING':>14}")
+    for name, samples in rows:
+        median, p99 = summary(samples)
+        print(f"  {name:<21} {median:>10.1f} {p99:>9.1f} {median / ping_median:>14.2f}")
+    guard.close()
+
+
+def throughput(url: str, per_process: int) -> None:
+    print(f"\nthroughput ({per_process} checks per process, agents shared across processes)")
+    print(f"  {'processes':>9} {'checks/s':>10} {'us/check in each process':>25}")
+    for count in (1, 4, 16):
+        elapsed = run_workers(url, count, per_process)
+        total = count * per_process
+        print(f"  {count:>9} {total / elapsed:>10.0f} {elapsed / per_process * 1e6:>25.1f}")
+
+
+def run_workers(url: str, count: int, per_process: int) -> float:
+    prefix = f"tp{uuid.uuid4().hex[:6]}:"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    argv = [sys.executable, __file__, "--worker", url, prefix, str(per_process)]
+    pipe = subprocess.PIPE
+    procs = [subprocess.Popen(argv, stdin=pipe, stdout=pipe, text=True, env=env) for _ in range(count)]
+    try:
+        for proc in procs:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        start = time.time()
+        for proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        ends = [float(proc.communicate(timeout=300)[0]) for proc in procs]
+        return max(ends) - start
+    finally:
+        for proc in procs:
+            proc.kill()
+
+
+def worker(url: str, prefix: str, n: int) -> None:
+    guard = guard_for(url, prefix)
+    check = check_at(guard, "tp")
+    check(0)
+    print("ready", flush=True)
+    sys.stdin.readline()
+    for i in range(n):
+        check(i)
+    print(time.time(), flush=True)
+    guard.close()
+
+
+def bytes_per_agent(url: str) -> None:
+    client = redis.Redis.from_url(url)
+    prefix = f"mem{uuid.uuid4().hex[:6]}:"
+    guard = guard_for(url, prefix)
+    print("\nbytes per agent in Redis (MEMORY USAGE over its keys, window 200)")
+    done = 0
+    for calls in (1, 10, 50, 200, 300):
+        for i in range(done, calls):
+            guard.check("read", {"path": f"/src/file_{i}.py"}, "agent-0001")
+        done = calls
+        keys = client.keys(prefix + "*")
+        used = sum(client.memory_usage(k, samples=0) or 0 for k in keys)
+        print(f"  after {calls:>3} distinct calls: {used:>6} bytes over {len(keys)} keys")
+    guard.close()
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        worker(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        return
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url")
+    parser.add_argument("--checks", type=int, default=5000)
+    parser.add_argument("--per-process", type=int, default=2000)
+    opts = parser.parse_args()
+    with redis_server() if opts.url is None else _given(opts.url) as url:
+        version = redis.Redis.from_url(url).info()["redis_version"]
+        print(f"redis-server {version}, redis-py {redis.__version__}")
+        latency(url, opts.checks)
+        throughput(url, opts.per_process)
+        bytes_per_agent(url)
+
+
+@contextmanager
+def _given(url: str) -> Iterator[str]:
+    yield url
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,258 @@
+"""The Redis store: one agent's state shared by every process and host, decided atomically.
+
+Each check is one round trip: a Lua script (``lua/decide.lua``) evaluates the guard's
+breakers in order on the agent's keys and records the call only if all allow. An agent
+has two keys in one hash slot (``<prefix>{<agent id>}:s`` and ``:w``), so Redis Cluster
+works; both expire after ``idle_expiry`` without use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import dataclasses
+import time
+import uuid
+import weakref
+from importlib import resources
+from typing import Any, cast
+
+try:
+    import redis
+    import redis.asyncio as aredis
+    from redis.asyncio.retry import Retry as AsyncRetry
+    from redis.backoff import NoBackoff
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import RedisError
+    from redis.retry import Retry
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError("the Redis store needs redis-py: pip install 'loopfuse[redis]'") from exc
+
+from ..calls import CallKey
+from ..config import redacted
+from ..decision import Denial, Kind
+from ..errors import ConfigError
+from .base import ALLOWED, Outcome, StoreSpec, StoreUnavailableError
+
+__all__ = ["SUPPORTED_KINDS", "RedisStore", "agent_id", "redacted"]
+
+SUPPORTED_KINDS = {"cap": "limit", "duplicate": "limit", "repeat": "max_repeats"}
+_ID_ATTRIBUTES = ("id", "agent_id", "session_id", "name", "uuid")
+_SCRIPT = resources.files(__package__).joinpath("lua/decide.lua").read_text(encoding="utf-8")
+
+
+def agent_id(agent: Any) -> str:
+    """The string that names ``agent`` in Redis; ``ConfigError`` when it has none."""
+    value = agent if isinstance(agent, str) else _id_attribute(agent)
+    if isinstance(value, uuid.UUID):
+        value = str(value)
+    if isinstance(value, str) and value:
+        return value
+    raise ConfigError(
+        f"agent = <{type(agent).__name__}> cannot be keyed in the Redis store: state shared "
+        "by several processes needs a name every process agrees on, so pass a non-empty string "
+        "id (agent='run-42') or an object with a string attribute id, agent_id, session_id or name"
+    )
+
+
+def _id_attribute(agent: Any) -> Any:
+    for name in _ID_ATTRIBUTES:
+        value = getattr(agent, name, None)
+        if isinstance(value, str | uuid.UUID) and value:
+            return value
+    return None
+
+
+class RedisStore:
+    """Agent state in Redis. Build it with ``from_url`` or ``from_client``; the guard binds it
+    to its breakers (``Guard(config, store=RedisStore.from_client(client))``).
+
+    A failed or slow round trip raises ``StoreUnavailableError`` (the guard applies its
+    ``on_store_error`` policy); for ``retry_interval`` seconds afterwards checks fail at once
+    without touching the network, then the next check tries Redis again.
+    """
+
+    def __init__(
+        self,
+        *,
+        url: str | None = None,
+        client: Any = None,
+        async_client: Any = None,
+        prefix: str | None = None,
+        idle_expiry: float | None = None,
+        retry_interval: float = 0.5,
+    ) -> None:
+        self.url = redacted(url) if url else "redis (client)"
+        self._raw_url = url
+        self._client = client
+        self._async_client = async_client
+        self._prefix = prefix
+        self._idle_expiry = idle_expiry
+        self.retry_interval = retry_interval
+        self._bound = False
+
+    @classmethod
+    def from_url(cls, url: str, **kwargs: Any) -> RedisStore:
+        """A store that connects to ``url`` (``redis://``, ``rediss://``, ``unix://``) itself,
+        with the guard's ``[store] timeout`` on every socket operation."""
+        return cls(url=url, **kwargs)
+
+    @classmethod
+    def from_client(cls, client: Any, async_client: Any = None, **kwargs: Any) -> RedisStore:
+        """A store over a ``redis.Redis`` the host already has (its timeouts apply); ``acheck``
+        uses ``async_client`` when given, else runs the sync client in a thread."""
+        return cls(client=client, async_client=async_client, **kwargs)
+
+    def bind(self, spec: StoreSpec) -> RedisStore:
+        """A copy evaluating ``spec.breakers``; ``ConfigError`` names breakers Redis lacks.
+
+        Redis keeps no results (``record_result`` is an in-process feature for now), so
+        breakers that act only on reported results could never fire here: they are left
+        out, which changes no decision. Any other breaker Redis lacks is refused.
+        """
+        spec = dataclasses.replace(spec, breakers=tuple(b for b in spec.breakers if not _needs_results(b)))
+        unsupported = sorted({b.kind for b in spec.breakers} - SUPPORTED_KINDS.keys())
+        if unsupported:
+            raise ConfigError(
+                f"the Redis store cannot evaluate the breaker(s) {', '.join(unsupported)}: "
+                f"it implements {', '.join(SUPPORTED_KINDS)}; disable them or use store='memory://'"
+            )
+        bound = copy.copy(self)
+        bound._bind(spec)
+        return bound
+
+    def _bind(self, spec: StoreSpec) -> None:
+        self._bound = True
+        self._abort_after = spec.abort_after
+        self._timeout = spec.timeout
+        self._key_prefix = self._prefix if self._prefix is not None else spec.prefix
+        expiry = self._idle_expiry if self._idle_expiry is not None else spec.idle_seconds
+        self._source = _script_for(spec, expiry)
+        if self._client is None:
+            self._client = redis.Redis.from_url(self._url(), **self._client_options())
+        self._script = self._client.register_script(self._source)
+        self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+        self._retry_at = 0.0
+        client = self._async_client
+        self._user_async_script = client.register_script(self._source) if client is not None else None
+
+    def _url(self) -> str:
+        assert self._raw_url is not None
+        return self._raw_url
+
+    def _client_options(self) -> dict[str, Any]:
+        """Bounded timeouts; one immediate retry on a dropped connection (reconnect), none on timeouts."""
+        return {
+            "socket_timeout": self._timeout,
+            "socket_connect_timeout": self._timeout,
+            "retry": Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
+        }
+
+    def decide(self, agent: Any, call: CallKey) -> Outcome | None:
+        """The breakers' verdict on ``call`` for ``agent``, recorded atomically if allowed."""
+        keys = self._keys(agent)
+        self._ensure_up()
+        try:
+            reply = self._script(keys=keys, args=self._args(call), client=self._client)
+        except (RedisError, OSError) as exc:
+            raise self._failed(exc) from exc
+        return self._outcome(reply)
+
+    async def adecide(self, agent: Any, call: CallKey) -> Outcome | None:
+        keys = self._keys(agent)
+        self._ensure_up()
+        script = self._async_script()
+        if script is None:
+            return await asyncio.to_thread(self.decide, agent, call)
+        try:
+            reply = await script(keys=keys, args=self._args(call))
+        except (RedisError, OSError) as exc:
+            raise self._failed(exc) from exc
+        return self._outcome(reply)
+
+    def _async_script(self) -> Any:
+        """The script on an asyncio client of the running loop (clients cannot change loops)."""
+        if self._raw_url is None:
+            return self._user_async_script
+        loop = asyncio.get_running_loop()
+        script = self._async.get(loop)
+        if script is None:
+            client = aredis.Redis.from_url(self._url(), **self._async_options())
+            script = self._async[loop] = client.register_script(self._source)
+        return script
+
+    def _async_options(self) -> dict[str, Any]:
+        options = self._client_options()
+        options["retry"] = AsyncRetry(NoBackoff(), 1, supported_errors=(RedisConnectionError,))
+        return options
+
+    def _keys(self, agent: Any) -> list[str]:
+        assert self._bound, "RedisStore.bind(spec) first (the guard does it)"
+        base = f"{self._key_prefix}{{{agent_id(agent)}}}"
+        return [base + ":s", base + ":w"]
+
+    def _args(self, call: CallKey) -> list[Any]:
+        return [call.key.to_bytes(8, "big"), call.full]
+
+    def _outcome(self, reply: Any) -> Outcome:
+        self._retry_at = 0.0
+        if reply == 0:
+            return ALLOWED
+        kind, count, limit, first, denials = reply
+        name = cast(Kind, kind.decode() if isinstance(kind, bytes) else kind)
+        denial = Denial(name, int(count), int(limit))
+        abort = self._abort_after
+        return Outcome(denial, first == 1, abort is not None and denials >= abort)
+
+    def _ensure_up(self) -> None:
+        if self._retry_at and time.monotonic() < self._retry_at:
+            raise StoreUnavailableError(f"{self.url} did not answer recently; next attempt shortly")
+
+    def _failed(self, exc: BaseException) -> StoreUnavailableError:
+        self._retry_at = time.monotonic() + self.retry_interval
+        return StoreUnavailableError(f"{self.url}: {type(exc).__name__}: {exc}")
+
+    def forget(self, agent: Any) -> None:
+        """Delete the agent's keys; ``StoreUnavailableError`` when Redis cannot be reached."""
+        keys = self._keys(agent)
+        try:
+            self._client.delete(*keys)
+        except (RedisError, OSError) as exc:
+            raise self._failed(exc) from exc
+
+    def agent_count(self) -> int:
+        """Agents with state under this prefix (a SCAN: costs one pass over the keyspace of
+        the node the client talks to); 0 when Redis cannot be reached."""
+        pattern = _glob_escape(self._key_prefix) + "{*}:s"
+        try:
+            return sum(1 for _ in self._client.scan_iter(match=pattern, count=1000))
+        except (RedisError, OSError):
+            return 0
+
+    def close(self) -> None:
+        """Close the connections this store opened (not those of a client the host passed)."""
+        if self._raw_url is not None and self._client is not None:
+            self._client.close()
+
+    async def aclose(self) -> None:
+        """``close``, and the asyncio connections this store opened on the running loop."""
+        script = self._async.pop(asyncio.get_running_loop(), None) if self._bound else None
+        if script is not None:
+            await script.registered_client.aclose()
+        self.close()
+
+
+def _script_for(spec: StoreSpec, expiry: float) -> str:
+    """The Lua script with the guard's settings bound in its first line."""
+    pairs = [f"'{b.kind}', {int(getattr(b, SUPPORTED_KINDS[b.kind]))}" for b in spec.breakers]
+    ttl = max(1, round(expiry * 1000))
+    return f"local size, ttl, breakers = {spec.window}, {ttl}, {{{', '.join(pairs)}}}\n" + _SCRIPT
+
+
+def _glob_escape(text: str) -> str:
+    return "".join("\\" + c if c in "*?[]\\" else c for c in text)
+
+
+def _needs_results(breaker: Any) -> bool:
+    """Whether ``breaker`` can only deny on the basis of reported results."""
+    return breaker.kind == "same_error" or bool(getattr(breaker, "only_with_results", False))

@@ -1,0 +1,100 @@
+"""Redis failing under a running guard: stopped, restarted, paused."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import pytest
+
+from loopfuse import Guard
+
+from .conftest import RedisServer, unique_prefix
+
+LIMIT_2 = {"circuit_breaker": {"duplicate_limit": 2, "max_calls_per_agent": 0}}
+SECRET = {"path": "/home/alice/secret-token-123"}
+
+
+def guard_for(server: RedisServer, policy: str, timeout: float = 0.25) -> Guard:
+    store = {"url": server.url, "prefix": unique_prefix(), "on_store_error": policy, "timeout": timeout}
+    return Guard.from_config({**LIMIT_2, "store": store})
+
+
+def allowed(guard: Guard, n: int, args: Any = SECRET) -> list[bool]:
+    return [guard.check("read", args, "a").allowed for _ in range(n)]
+
+
+def wait_for_retry() -> None:
+    time.sleep(0.6)  # past RedisStore.retry_interval (0.5 s)
+
+
+def store_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "store" in r.getMessage()]
+
+
+def test_allow_fails_open_and_resumes(own_redis: RedisServer, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="loopfuse")
+    guard = guard_for(own_redis, "allow")
+    assert allowed(guard, 3) == [True, True, False]
+    own_redis.stop()
+    assert allowed(guard, 6) == [True] * 6
+    assert guard.stats()["fail_open"] == {"store": 6}
+    failed = store_warnings(caplog)
+    assert len(failed) == 1 and "allowing" in failed[0] and "secret" not in failed[0]
+    own_redis.start()  # an empty Redis: no persistence
+    wait_for_retry()
+    assert allowed(guard, 3) == [True, True, False]
+    assert len(store_warnings(caplog)) == 2 and "answers again" in store_warnings(caplog)[1]
+    own_redis.stop()
+    assert allowed(guard, 2) == [True, True]
+    assert len(store_warnings(caplog)) == 3  # a new outage, a new warning
+
+
+def test_deny_refuses_and_resumes(own_redis: RedisServer) -> None:
+    guard = guard_for(own_redis, "deny")
+    assert allowed(guard, 1) == [True]
+    own_redis.stop()
+    decisions = [guard.check("read", SECRET, "a") for _ in range(3)]
+    assert [(d.allowed, d.kind) for d in decisions] == [(False, "store")] * 3
+    message = decisions[0].message or ""
+    assert "store cannot be reached" in message and "secret" not in message
+    assert guard.stats()["denials"] == {"store": 3} and guard.stats()["fail_open"] == {}
+    own_redis.start()
+    wait_for_retry()
+    assert allowed(guard, 3) == [True, True, False]
+
+
+async def test_async_checks_follow_the_policy(own_redis: RedisServer) -> None:
+    deny, allow = guard_for(own_redis, "deny"), guard_for(own_redis, "allow")
+    assert (await deny.acheck("read", SECRET, "a")).allowed
+    own_redis.stop()
+    assert (await deny.acheck("read", SECRET, "a")).kind == "store"
+    assert (await allow.acheck("read", SECRET, "a")).allowed
+    own_redis.start()
+    wait_for_retry()
+    assert [(await deny.acheck("read", SECRET, "b")).allowed for _ in range(3)] == [True, True, False]
+    await deny.aclose()
+    await allow.aclose()
+
+
+@pytest.mark.parametrize("policy", ["allow", "deny"])
+def test_paused_server_costs_at_most_the_timeout(own_redis: RedisServer, policy: str) -> None:
+    guard = guard_for(own_redis, policy, timeout=0.2)
+    assert allowed(guard, 1) == [True]
+    own_redis.pause()
+    try:
+        started = time.monotonic()
+        first = guard.check("read", SECRET, "a")
+        stalled = time.monotonic() - started
+        started = time.monotonic()
+        rest = [guard.check("read", SECRET, "a") for _ in range(20)]
+        following = time.monotonic() - started
+    finally:
+        own_redis.resume()
+    assert 0.15 < stalled < 0.6  # one socket timeout, no retries
+    assert following < 0.2  # within the retry interval no call waits on the network
+    assert {d.allowed for d in [first, *rest]} == {policy == "allow"}
+    wait_for_retry()
+    assert allowed(guard, 2, {"path": "other"}) == [True, True]
+    assert allowed(guard, 1, {"path": "other"}) == [False]

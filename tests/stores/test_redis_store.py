@@ -1,0 +1,195 @@
+"""What only the Redis store does: shared state, key layout, bounds, expiry, URLs, construction."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from redis.crc import key_slot
+
+from loopfuse import ConfigError, Decision, Guard
+from loopfuse.breakers import WindowBreaker
+from loopfuse.calls import CallKey
+from loopfuse.listeners import GuardListener
+from loopfuse.stores import StoreSpec, open_store
+from loopfuse.stores.redis import RedisStore
+
+from .conftest import RedisServer, unique_prefix
+
+WINDOW_ONLY = {"circuit_breaker": {"duplicate_limit": 2, "window": 5, "max_calls_per_agent": 0}}
+
+
+def guard_on(server: RedisServer, prefix: str, mapping: dict[str, Any] | None = None, **kw: Any) -> Guard:
+    return Guard.from_config(
+        mapping or WINDOW_ONLY, store=RedisStore.from_url(server.url, prefix=prefix), **kw
+    )
+
+
+def test_two_guards_share_one_agent(redis_server: RedisServer) -> None:
+    prefix = unique_prefix()
+    first, second = guard_on(redis_server, prefix), guard_on(redis_server, prefix)
+    assert first.check("read", {"p": 1}, "a") and second.check("read", {"p": 1}, "a")
+    assert not first.check("read", {"p": 1}, "a").allowed
+    assert not second.check("read", {"p": 1}, "a").allowed
+    other = guard_on(redis_server, unique_prefix())
+    assert other.check("read", {"p": 1}, "a").allowed  # another prefix is another namespace
+
+
+class Firsts(GuardListener):
+    def __init__(self) -> None:
+        self.flags: list[bool] = []
+
+    def on_deny(self, decision: Decision, agent: Any, first: bool) -> None:
+        self.flags.append(first)
+
+
+def test_first_denial_flag_holds_across_guards(redis_server: RedisServer, tmp_path: Path) -> None:
+    prefix, log = unique_prefix(), tmp_path / "incidents.jsonl"
+    mapping = {"circuit_breaker": {"duplicate_limit": 1, "incident_log": str(log)}}
+    guards = [guard_on(redis_server, prefix, mapping) for _ in range(3)]
+    listeners = [Firsts() for _ in guards]
+    for guard, listener in zip(guards, listeners, strict=True):
+        guard.listeners.append(listener)
+        guard.check("read", {"p": 1}, "a")
+    assert [listener.flags for listener in listeners] == [[], [True], [False]]
+    assert len(log.read_text().splitlines()) == 1
+
+
+def test_keys_share_one_hash_slot_and_expire(redis_server: RedisServer) -> None:
+    prefix = unique_prefix()
+    guard = Guard.from_config(
+        {**WINDOW_ONLY, "store": {"url": redis_server.url, "prefix": prefix, "idle_expiry": 60}}
+    )
+    guard.check("read", {"p": 1}, "agent-7")
+    client = redis_server.client()
+    keys = sorted(k.decode() for k in client.keys(prefix + "*"))
+    assert keys == [prefix + "{agent-7}:s", prefix + "{agent-7}:w"]
+    assert len({key_slot(k.encode()) for k in keys}) == 1
+    assert all(55_000 < client.pttl(k) <= 60_000 for k in keys)
+
+
+def test_idle_agent_state_goes_away(redis_server: RedisServer) -> None:
+    prefix = unique_prefix()
+    store = {"url": redis_server.url, "prefix": prefix, "idle_expiry": 0.3}
+    guard = Guard.from_config({**WINDOW_ONLY, "store": store})
+    assert [guard.check("read", {"p": 1}, "a").allowed for _ in range(3)] == [True, True, False]
+    time.sleep(0.2)
+    assert not guard.check("read", {"p": 1}, "a").allowed  # use refreshes the expiry
+    time.sleep(0.2)
+    assert not guard.check("read", {"p": 1}, "a").allowed
+    time.sleep(0.45)
+    assert redis_server.client().keys(prefix + "*") == []
+    assert guard.check("read", {"p": 1}, "a").allowed
+
+
+def test_window_stays_bounded(redis_server: RedisServer) -> None:
+    prefix = unique_prefix()
+    guard = guard_on(redis_server, prefix)
+    for i in range(40):
+        assert guard.check("read", {"p": i}, "a").allowed
+    assert redis_server.client().strlen(prefix + "{a}:w") == 5 * 8
+
+
+def test_agent_count_and_forget(redis_server: RedisServer) -> None:
+    guard = guard_on(redis_server, unique_prefix())
+    for agent in ("a", "b", "c"):
+        guard.check("read", {}, agent)
+    assert guard.stats()["agents"] == 3
+    guard.forget("b")
+    assert guard.stats()["agents"] == 2
+
+
+class CycleBreaker(WindowBreaker):
+    """A breaker of a kind the Redis script does not implement."""
+
+    kind = "cycle"  # type: ignore[assignment]
+
+
+def test_breakers_redis_lacks_are_refused(redis_server: RedisServer) -> None:
+    spec = StoreSpec((WindowBreaker(2), CycleBreaker(2)), window=10, abort_after=None)
+    with pytest.raises(ConfigError, match="cycle"):
+        open_store(redis_server.url, spec)
+    assert open_store("memory://", spec) is not None
+
+
+def test_unix_socket_url(redis_server: RedisServer) -> None:
+    guard = Guard.from_config(WINDOW_ONLY, store=redis_server.unix_url)
+    agent = unique_prefix()
+    assert [guard.check("read", {}, agent).allowed for _ in range(3)] == [True, True, False]
+    guard.close()
+
+
+def test_store_section_in_a_file(redis_server: RedisServer, tmp_path: Path) -> None:
+    path = tmp_path / "loopfuse.toml"
+    path.write_text(
+        f'[circuit_breaker]\nduplicate_limit = 1\n[store]\nurl = "{redis_server.url}"\n'
+        f'prefix = "{unique_prefix()}"\non_store_error = "deny"\n'
+    )
+    guard = Guard.from_file(path)
+    assert guard.check("t", {}, "a") and not guard.check("t", {}, "a")
+    memory = Guard.from_file(path, store="memory://")
+    assert memory.check("t", {}, "a")
+
+
+@pytest.mark.parametrize(
+    ("section", "needle"),
+    [
+        ({"url": "http://user:s3cret@host/"}, "redis://"),
+        ({"on_store_error": "maybe"}, "'allow'"),
+        ({"prefix": "a{b}"}, "hash slot"),
+        ({"idle_expiry": 0}, ">= 0.001"),
+        ({"timeout": -1}, ">= 0.001"),
+    ],
+)
+def test_bad_store_section(section: dict[str, Any], needle: str) -> None:
+    with pytest.raises(ConfigError, match=r"\[store\]") as info:
+        Guard.from_config({"store": section})
+    assert needle in str(info.value) and "s3cret" not in str(info.value)
+
+
+def test_bad_on_store_error_argument() -> None:
+    with pytest.raises(ConfigError, match="on_store_error"):
+        Guard(on_store_error="ignore")
+
+
+def test_store_object_over_an_existing_client(redis_server: RedisServer) -> None:
+    client = redis.Redis(host="127.0.0.1", port=redis_server.port, socket_timeout=0.5)
+    store = RedisStore.from_client(client, prefix=unique_prefix())
+    guard = Guard.from_config(WINDOW_ONLY, store=store)
+    assert [guard.check("read", {}, "a").allowed for _ in range(3)] == [True, True, False]
+    guard.close()
+    assert client.ping()  # the host's client stays open
+
+
+async def test_store_object_with_an_async_client(redis_server: RedisServer) -> None:
+    import redis.asyncio as aredis
+
+    client = redis.Redis(host="127.0.0.1", port=redis_server.port)
+    aclient = aredis.Redis(host="127.0.0.1", port=redis_server.port)
+    guard = Guard.from_config(
+        WINDOW_ONLY, store=RedisStore.from_client(client, aclient, prefix=unique_prefix())
+    )
+    got = [(await guard.acheck("read", {}, "a")).allowed for _ in range(3)]
+    assert got == [True, True, False]
+    assert not guard.check("read", {}, "a").allowed
+    await aclient.aclose()
+    client.close()
+
+
+def test_call_key_bytes_round_trip(redis_server: RedisServer) -> None:
+    """Keys whose bytes overlap across entries are counted only at entry boundaries."""
+    prefix = unique_prefix()
+    store = RedisStore.from_url(redis_server.url, prefix=prefix).bind(
+        StoreSpec((WindowBreaker(1),), window=10, abort_after=None)
+    )
+    a = CallKey("t", b"a" * 32, int.from_bytes(b"\x00\x00\x00\x01\x02\x03\x04\x05", "big"))
+    b = CallKey("t", b"b" * 32, int.from_bytes(b"\x06\x07\x00\x00\x00\x01\x02\x03", "big"))
+    c = CallKey("t", b"c" * 32, int.from_bytes(b"\x04\x05\x06\x07\x08\x09\x0a\x0b", "big"))
+    # b then c lays out ... 00 00 00 01 02 03 | 04 05 ... : a's bytes, straddling two entries
+    assert store.decide("x", b) is not None and store.decide("x", c) is not None
+    outcome = store.decide("x", a)
+    assert outcome is not None and outcome.denial is None
+    store.close()
