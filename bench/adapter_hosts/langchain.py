@@ -32,7 +32,9 @@ class _Scripted(BaseChatModel):
         if n >= self.calls:
             message = AIMessage(content="done")
         else:
-            message = AIMessage(content="", tool_calls=[{"name": "search", "args": {"q": str(n)}, "id": f"c{n}"}])
+            message = AIMessage(
+                content="", tool_calls=[{"name": "search", "args": {"q": str(n)}, "id": f"c{n}"}]
+            )
         return ChatResult(generations=[ChatGeneration(message=message)])
 
 

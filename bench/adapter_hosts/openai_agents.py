@@ -26,12 +26,17 @@ class _Scripted(Model):
         if n >= self.calls:
             text = ResponseOutputText(type="output_text", text="done", annotations=[])
             output: list[Any] = [
-                ResponseOutputMessage(id="m", type="message", role="assistant", status="completed", content=[text])
+                ResponseOutputMessage(
+                    id="m", type="message", role="assistant", status="completed", content=[text]
+                )
             ]
         else:
             arguments = json.dumps({"q": str(n)})
-            output = [ResponseFunctionToolCall(type="function_call", name="search", arguments=arguments,
-                                               call_id=f"c{n}", id=f"fc{n}")]
+            output = [
+                ResponseFunctionToolCall(
+                    type="function_call", name="search", arguments=arguments, call_id=f"c{n}", id=f"fc{n}"
+                )
+            ]
         return ModelResponse(output=output, usage=Usage(), response_id=None)
 
     def stream_response(self, *args: Any, **kwargs: Any) -> Any:

@@ -12,6 +12,8 @@ def search(q: str) -> str:
 
 
 def run(guarded: bool, calls: int) -> None:
-    fn = Guard.from_config({"circuit_breaker": {"max_calls_per_agent": 0}}).wrap(search) if guarded else search
+    fn = (
+        Guard.from_config({"circuit_breaker": {"max_calls_per_agent": 0}}).wrap(search) if guarded else search
+    )
     for n in range(calls):
         fn(str(n))

@@ -30,7 +30,9 @@ def calls(*specs: tuple[str, dict[str, Any]]) -> Turn:
 
 def text(content: str) -> Turn:
     part = ResponseOutputText(type="output_text", text=content, annotations=[])
-    return [ResponseOutputMessage(id="m", type="message", role="assistant", status="completed", content=[part])]
+    return [
+        ResponseOutputMessage(id="m", type="message", role="assistant", status="completed", content=[part])
+    ]
 
 
 def forever(name: str, args: dict[str, Any]) -> Script:

@@ -10,8 +10,19 @@ import textwrap
 
 import pytest
 
-FRAMEWORKS = ("langchain", "langgraph", "agents", "pydantic_ai", "claude_agent_sdk", "google.adk",
-              "smolagents", "fastmcp", "mcp", "redis", "opentelemetry")
+FRAMEWORKS = (
+    "langchain",
+    "langgraph",
+    "agents",
+    "pydantic_ai",
+    "claude_agent_sdk",
+    "google.adk",
+    "smolagents",
+    "fastmcp",
+    "mcp",
+    "redis",
+    "opentelemetry",
+)
 
 BLOCKER = """
 import sys
@@ -29,8 +40,14 @@ sys.meta_path.insert(0, Block())
 
 def run_python(code: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          env=env, timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
 
 
 def test_import_loopfuse_imports_no_adapter_and_no_framework() -> None:

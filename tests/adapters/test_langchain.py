@@ -10,7 +10,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
 from loopfuse import Guard, LoopAbortedError
@@ -118,8 +118,9 @@ def test_same_thread_keeps_its_state_across_invocations() -> None:
         script=lambda n, m: calls(("search", {"q": SECRET})) if n % 3 < 2 else AIMessage(content="ok")
     )
     guard = Guard.from_config(LIMITS)
-    agent = create_agent(model, [counter.tool()], middleware=[LoopfuseMiddleware(guard)],
-                         checkpointer=InMemorySaver())
+    agent = create_agent(
+        model, [counter.tool()], middleware=[LoopfuseMiddleware(guard)], checkpointer=InMemorySaver()
+    )
     thread = {**CONFIG, "configurable": {"thread_id": "t"}}
     agent.invoke({"messages": [("user", "go")]}, thread)
     agent.invoke({"messages": [("user", "again")]}, thread)
@@ -129,7 +130,7 @@ def test_same_thread_keeps_its_state_across_invocations() -> None:
 def test_sub_agent_inside_a_tool_has_its_own_state() -> None:
     counter = Counter()
     guard = Guard.from_config(LIMITS)
-    inner, inner_model = loop_agent(guard, counter)
+    inner, _ = loop_agent(guard, counter)
 
     @tool
     def delegate(task: str) -> str:
@@ -138,8 +139,12 @@ def test_sub_agent_inside_a_tool_has_its_own_state() -> None:
 
     outer_turns = [calls(("search", {"q": SECRET})) for _ in range(2)] + [calls(("delegate", {"task": "x"}))]
     outer_model = ScriptedChatModel(script=scripted(outer_turns))
-    outer = create_agent(outer_model, [counter.tool(), delegate], middleware=[LoopfuseMiddleware(guard)],
-                         checkpointer=InMemorySaver())
+    outer = create_agent(
+        outer_model,
+        [counter.tool(), delegate],
+        middleware=[LoopfuseMiddleware(guard)],
+        checkpointer=InMemorySaver(),
+    )
     result = outer.invoke({"messages": [("user", "go")]}, {**CONFIG, "configurable": {"thread_id": "t"}})
     assert counter.runs == 2 + 3
     assert "Run stopped by loopfuse" in outer_model.seen[-1].content

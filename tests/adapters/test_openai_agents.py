@@ -36,7 +36,9 @@ def agent_with(model: ScriptedModel, *tools: Any, **kwargs: Any) -> Agent[Any]:
 
 
 async def run(agent: Agent[Any], max_turns: int = 60) -> Any:
-    return await Runner.run(agent, "find it", max_turns=max_turns, run_config=RunConfig(tracing_disabled=True))
+    return await Runner.run(
+        agent, "find it", max_turns=max_turns, run_config=RunConfig(tracing_disabled=True)
+    )
 
 
 async def test_endless_loop_runs_the_tool_three_times_then_raises() -> None:
@@ -55,7 +57,10 @@ async def test_endless_loop_runs_the_tool_three_times_then_raises() -> None:
 
 async def test_healthy_run_with_legitimate_repeats_is_untouched() -> None:
     counter = Counter()
-    turns = [lambda: calls(("search", {"q": "a"})), lambda: calls(("search", {"q": "b"}), ("search", {"q": "a"}))]
+    turns = [
+        lambda: calls(("search", {"q": "a"})),
+        lambda: calls(("search", {"q": "b"}), ("search", {"q": "a"})),
+    ]
     turns += [lambda: calls(("search", {"q": "a"}))] * 2
     model = ScriptedModel(scripted(turns))
     guard = Guard()
@@ -86,7 +91,9 @@ async def test_parallel_calls_in_one_turn_count_exactly() -> None:
 async def test_agent_used_as_tool_is_guarded_with_its_own_state() -> None:
     counter, inner_model = Counter(), ScriptedModel(forever("search", {"q": SECRET}))
     inner = Agent(name="researcher", model=inner_model, tools=[counter.tool()])
-    outer_turns = [lambda: calls(("search", {"q": SECRET}))] * 2 + [lambda: calls(("research", {"input": "x"}))]
+    outer_turns = [lambda: calls(("search", {"q": SECRET}))] * 2 + [
+        lambda: calls(("research", {"input": "x"}))
+    ]
     outer_model = ScriptedModel(scripted(outer_turns))
     outer = agent_with(outer_model, counter.tool(), inner.as_tool("research", "Research"))
     guard_agent(outer, Guard.from_config(LIMITS))
@@ -99,10 +106,15 @@ async def test_agent_used_as_tool_is_guarded_with_its_own_state() -> None:
 
 async def test_handoff_target_is_guarded_with_its_own_state() -> None:
     counter = Counter()
-    support = Agent(name="support", model=ScriptedModel(forever("search", {"q": SECRET})), tools=[counter.tool()])
-    triage_turns = [lambda: calls(("search", {"q": SECRET}))] * 2 + [lambda: calls(("transfer_to_support", {}))]
-    triage = Agent(name="triage", model=ScriptedModel(scripted(triage_turns)), tools=[counter.tool()],
-                   handoffs=[support])
+    support = Agent(
+        name="support", model=ScriptedModel(forever("search", {"q": SECRET})), tools=[counter.tool()]
+    )
+    triage_turns = [lambda: calls(("search", {"q": SECRET}))] * 2 + [
+        lambda: calls(("transfer_to_support", {}))
+    ]
+    triage = Agent(
+        name="triage", model=ScriptedModel(scripted(triage_turns)), tools=[counter.tool()], handoffs=[support]
+    )
     guard_agent(triage, Guard.from_config(LIMITS))
     with pytest.raises(ToolInputGuardrailTripwireTriggered) as caught:
         await run(triage)

@@ -114,7 +114,9 @@ def test_threads_calling_one_wrapped_function_count_exactly() -> None:
             runs += 1
         return "ok"
 
-    guard = Guard.from_config({"circuit_breaker": {"duplicate_limit": 5}, "guard": {"abort_after_denials": 0}})
+    guard = Guard.from_config(
+        {"circuit_breaker": {"duplicate_limit": 5}, "guard": {"abort_after_denials": 0}}
+    )
     guarded = guard.wrap(work)
     threads = [threading.Thread(target=guarded, args=("same",)) for _ in range(40)]
     for thread in threads:

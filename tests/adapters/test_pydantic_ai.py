@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 from pydantic_ai import Agent, RunContext
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from loopfuse import Guard, LoopAbortedError
@@ -91,7 +98,9 @@ def test_endless_loop_sync_run() -> None:
 
 async def test_denials_do_not_spend_the_retry_budget() -> None:
     counter, model = Counter(), ScriptedModel(forever)
-    guard = Guard.from_config({"circuit_breaker": {"duplicate_limit": 1}, "guard": {"abort_after_denials": 8}})
+    guard = Guard.from_config(
+        {"circuit_breaker": {"duplicate_limit": 1}, "guard": {"abort_after_denials": 8}}
+    )
     with pytest.raises(LoopAbortedError):
         await make_agent(model, guard, counter).run("find it")
     assert len(model.denials()) == 7  # far past the default of 1 retry, and no UnexpectedModelBehavior
@@ -99,8 +108,16 @@ async def test_denials_do_not_spend_the_retry_budget() -> None:
 
 async def test_healthy_run_with_legitimate_repeats_is_untouched() -> None:
     counter = Counter()
-    model = ScriptedModel(playing([[("search", {"q": "a"})], [("search", {"q": "b"}), ("search", {"q": "a"})],
-                                   [("search", {"q": "a"})], [("search", {"q": "a"})]]))
+    model = ScriptedModel(
+        playing(
+            [
+                [("search", {"q": "a"})],
+                [("search", {"q": "b"}), ("search", {"q": "a"})],
+                [("search", {"q": "a"})],
+                [("search", {"q": "a"})],
+            ]
+        )
+    )
     result = await make_agent(model, Guard(), counter).run("find it")
     assert result.output == "done"
     assert counter.runs == 5

@@ -35,7 +35,7 @@ ToolResult = ToolMessage | Command[Any]
 _MARK = "loopfuse_stopped"
 
 
-class LoopfuseMiddleware(AgentMiddleware):  # type: ignore[type-arg]
+class LoopfuseMiddleware(AgentMiddleware):
     """Deny looping tool calls and end the run once the agent ignores the denials."""
 
     def __init__(self, guard: Guard, *, on_escalate: Literal["end", "raise"] = "end") -> None:
