@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 from agents import Agent, RunConfig, Runner, function_tool
 from agents.exceptions import ToolInputGuardrailTripwireTriggered
+from agents.mcp import MCPServerStdio
 
 from loopfuse import Guard, LoopAbortedError
 from loopfuse.adapters.openai_agents import guard_agent
@@ -77,6 +83,8 @@ async def test_runs_do_not_share_state() -> None:
         with pytest.raises(ToolInputGuardrailTripwireTriggered):
             await run(agent)
     assert counter.runs == 6
+    gc.collect()
+    assert guard.stats()["agents"] <= 1  # the first run's state went with its run
 
 
 async def test_parallel_calls_in_one_turn_count_exactly() -> None:
@@ -128,3 +136,21 @@ def test_guarding_twice_attaches_one_guardrail() -> None:
     guard_agent(agent, Guard())
     guard_agent(agent, Guard())
     assert len(tool.tool_input_guardrails or []) == 1
+
+
+@pytest.mark.slow
+async def test_mcp_server_tools_are_guarded(tmp_path: Path) -> None:
+    counter_file = tmp_path / "runs"
+    script = Path(__file__).with_name("mcp_counter_server.py")
+    params = {
+        "command": sys.executable,
+        "args": [str(script)],
+        "env": {**os.environ, "COUNTER_FILE": str(counter_file)},
+    }
+    async with MCPServerStdio(params, client_session_timeout_seconds=30) as server:
+        model = ScriptedModel(forever("search", {"q": SECRET}))
+        agent = guard_agent(Agent(name="main", model=model, mcp_servers=[server]), Guard.from_config(LIMITS))
+        with pytest.raises(ToolInputGuardrailTripwireTriggered):
+            await asyncio.wait_for(run(agent), timeout=60)
+    assert counter_file.read_text().count("run") == 3
+    assert [DENIAL in o for o in model.outputs] == [False] * 3 + [True] * 3
