@@ -21,7 +21,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 def call_arguments(fn: Callable[..., Any]) -> Callable[[tuple[Any, ...], dict[str, Any]], dict[str, Any]]:
     """A function mapping a call's positional and keyword arguments to ``{name: value}``.
 
-    Positional and keyword spellings of the same call give the same mapping.
+    Positional and keyword spellings of the same call give the same mapping, and so
+    do a call leaving a parameter to its default and one passing the default.
     """
     try:
         signature: inspect.Signature | None = inspect.signature(fn)
@@ -31,7 +32,9 @@ def call_arguments(fn: Callable[..., Any]) -> Callable[[tuple[Any, ...], dict[st
     def arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         if signature is not None:
             try:
-                return dict(signature.bind(*args, **kwargs).arguments)
+                bound = signature.bind(*args, **kwargs)
+                bound.apply_defaults()
+                return dict(bound.arguments)
             except TypeError:
                 pass
         return {"args": list(args), "kwargs": kwargs}

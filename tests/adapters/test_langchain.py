@@ -1,0 +1,196 @@
+"""LangChain v1 / LangGraph end to end: create_agent and a hand-built ToolNode graph."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+
+from loopfuse import Guard, LoopAbortedError
+from loopfuse.adapters.langchain import LoopfuseMiddleware
+
+from .scripted_langchain import ScriptedChatModel, calls, forever, scripted
+
+SECRET = "secret-query-7"
+LIMITS = {"circuit_breaker": {"duplicate_limit": 3}, "guard": {"abort_after_denials": 4}}
+CONFIG = {"recursion_limit": 100}
+
+
+class Counter:
+    def __init__(self) -> None:
+        self.runs = 0
+        self._lock = threading.Lock()
+
+    def tool(self):
+        @tool
+        def search(q: str) -> str:
+            """Search the web."""
+            with self._lock:
+                self.runs += 1
+            return f"result {self.runs}"
+
+        return search
+
+
+def loop_agent(guard: Guard, counter: Counter, **kwargs: Any):
+    model = ScriptedChatModel(script=forever("search", {"q": SECRET}))
+    agent = create_agent(model, [counter.tool()], middleware=[LoopfuseMiddleware(guard)], **kwargs)
+    return agent, model
+
+
+def assert_stopped(result: dict[str, Any], model: ScriptedChatModel) -> None:
+    final = result["messages"][-1]
+    assert isinstance(final, AIMessage) and not final.tool_calls
+    assert "loopfuse" in final.content and "search" in final.content and "loop" in final.content
+    denials = [m for m in model.seen if m.status == "error"]
+    assert len(denials) == 3  # denials 1..3 reached the model; the 4th ended the run
+    assert all("loopfuse refused this search call" in m.content for m in denials)
+    assert all(SECRET not in str(m.content) for m in result["messages"] if not isinstance(m, AIMessage))
+    assert SECRET not in final.content
+
+
+def test_endless_loop_runs_the_tool_three_times_then_ends_the_run() -> None:
+    counter = Counter()
+    agent, model = loop_agent(Guard.from_config(LIMITS), counter)
+    result = agent.invoke({"messages": [("user", "find it")]}, CONFIG)
+    assert counter.runs == 3
+    assert model.turns == 7
+    assert_stopped(result, model)
+
+
+async def test_endless_loop_async() -> None:
+    counter = Counter()
+    agent, model = loop_agent(Guard.from_config(LIMITS), counter)
+    result = await agent.ainvoke({"messages": [("user", "find it")]}, CONFIG)
+    assert counter.runs == 3
+    assert_stopped(result, model)
+
+
+def test_default_limits_allow_six_then_stop_after_twenty_denials() -> None:
+    counter = Counter()
+    agent, model = loop_agent(Guard(), counter)
+    result = agent.invoke({"messages": [("user", "find it")]}, {"recursion_limit": 200})
+    assert counter.runs == 6
+    assert model.turns == 6 + 20
+    assert "20 denials" in result["messages"][-1].content
+
+
+def test_healthy_run_with_legitimate_repeats_is_untouched() -> None:
+    counter = Counter()
+    turns = [calls(("search", {"q": "a"})), calls(("search", {"q": "b"}), ("search", {"q": "a"}))]
+    turns += [calls(("search", {"q": "a"})) for _ in range(2)]
+    model = ScriptedChatModel(script=scripted(turns))
+    guard = Guard()
+    agent = create_agent(model, [counter.tool()], middleware=[LoopfuseMiddleware(guard)])
+    result = agent.invoke({"messages": [("user", "find it")]}, CONFIG)
+    assert counter.runs == 5
+    assert result["messages"][-1].content == "done"
+    assert all(m.status == "success" for m in model.seen)
+    assert guard.stats()["allowed"] == 5
+
+
+def test_threads_do_not_share_state() -> None:
+    counter = Counter()
+    agent, _ = loop_agent(Guard.from_config(LIMITS), counter, checkpointer=InMemorySaver())
+    for thread in ("t1", "t2"):
+        agent.invoke({"messages": [("user", "go")]}, {**CONFIG, "configurable": {"thread_id": thread}})
+    assert counter.runs == 6
+
+
+def test_runs_without_thread_do_not_share_state() -> None:
+    counter = Counter()
+    agent, _ = loop_agent(Guard.from_config(LIMITS), counter)
+    agent.invoke({"messages": [("user", "go")]}, CONFIG)
+    agent.invoke({"messages": [("user", "go")]}, CONFIG)
+    assert counter.runs == 6
+
+
+def test_same_thread_keeps_its_state_across_invocations() -> None:
+    counter = Counter()
+    model = ScriptedChatModel(
+        script=lambda n, m: calls(("search", {"q": SECRET})) if n % 3 < 2 else AIMessage(content="ok")
+    )
+    guard = Guard.from_config(LIMITS)
+    agent = create_agent(
+        model, [counter.tool()], middleware=[LoopfuseMiddleware(guard)], checkpointer=InMemorySaver()
+    )
+    thread = {**CONFIG, "configurable": {"thread_id": "t"}}
+    agent.invoke({"messages": [("user", "go")]}, thread)
+    agent.invoke({"messages": [("user", "again")]}, thread)
+    assert counter.runs == 3  # 2 + 1 allowed, then denied within the same thread
+
+
+def test_sub_agent_inside_a_tool_has_its_own_state() -> None:
+    counter = Counter()
+    guard = Guard.from_config(LIMITS)
+    inner, _ = loop_agent(guard, counter)
+
+    @tool
+    def delegate(task: str) -> str:
+        """Hand the task to a sub-agent."""
+        return inner.invoke({"messages": [("user", task)]}, CONFIG)["messages"][-1].content
+
+    outer_turns = [calls(("search", {"q": SECRET})) for _ in range(2)] + [calls(("delegate", {"task": "x"}))]
+    outer_model = ScriptedChatModel(script=scripted(outer_turns))
+    outer = create_agent(
+        outer_model,
+        [counter.tool(), delegate],
+        middleware=[LoopfuseMiddleware(guard)],
+        checkpointer=InMemorySaver(),
+    )
+    result = outer.invoke({"messages": [("user", "go")]}, {**CONFIG, "configurable": {"thread_id": "t"}})
+    assert counter.runs == 2 + 3
+    assert "Run stopped by loopfuse" in outer_model.seen[-1].content
+    assert result["messages"][-1].content == "done"
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_parallel_calls_in_one_turn_count_exactly(mode: str) -> None:
+    counter = Counter()
+    model = ScriptedChatModel(script=scripted([calls(*[("search", {"q": SECRET})] * 5)]))
+    agent = create_agent(model, [counter.tool()], middleware=[LoopfuseMiddleware(Guard.from_config(LIMITS))])
+    state = {"messages": [("user", "go")]}
+    result = agent.invoke(state, CONFIG) if mode == "sync" else await agent.ainvoke(state, CONFIG)
+    assert counter.runs == 3
+    results = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert sorted(m.status for m in results) == ["error"] * 2 + ["success"] * 3
+    assert result["messages"][-1].content == "done"
+
+
+def tool_node_graph(model: ScriptedChatModel, node: ToolNode):
+    graph = StateGraph(MessagesState)
+    graph.add_node("agent", lambda state: {"messages": [model.invoke(state["messages"])]})
+    graph.add_node("tools", node)
+    graph.add_edge(START, "agent")
+    graph.add_conditional_edges("agent", tools_condition)
+    graph.add_edge("tools", "agent")
+    return graph.compile()
+
+
+def test_langgraph_tool_node_denies_and_raises_on_escalation() -> None:
+    counter = Counter()
+    model = ScriptedChatModel(script=forever("search", {"q": SECRET}))
+    middleware = LoopfuseMiddleware(Guard.from_config(LIMITS), on_escalate="raise")
+    node = ToolNode([counter.tool()], wrap_tool_call=middleware.wrap_tool_call)
+    with pytest.raises(LoopAbortedError, match="search") as caught:
+        tool_node_graph(model, node).invoke({"messages": [("user", "go")]}, CONFIG)
+    assert counter.runs == 3
+    assert [m.status for m in model.seen].count("error") == 3
+    assert SECRET not in str(caught.value)
+
+
+async def test_langgraph_tool_node_async_wrapper() -> None:
+    counter = Counter()
+    model = ScriptedChatModel(script=forever("search", {"q": SECRET}))
+    middleware = LoopfuseMiddleware(Guard.from_config(LIMITS), on_escalate="raise")
+    node = ToolNode([counter.tool()], awrap_tool_call=middleware.awrap_tool_call)
+    with pytest.raises(LoopAbortedError):
+        await tool_node_graph(model, node).ainvoke({"messages": [("user", "go")]}, CONFIG)
+    assert counter.runs == 3

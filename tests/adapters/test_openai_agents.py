@@ -1,0 +1,156 @@
+"""OpenAI Agents SDK end to end: Runner.run with a scripted model, the guard as tool guardrails."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agents import Agent, RunConfig, Runner, function_tool
+from agents.exceptions import ToolInputGuardrailTripwireTriggered
+from agents.mcp import MCPServerStdio
+
+from loopfuse import Guard, LoopAbortedError
+from loopfuse.adapters.openai_agents import guard_agent
+
+from .scripted_openai_agents import ScriptedModel, calls, forever, scripted
+
+SECRET = "secret-query-7"
+LIMITS = {"circuit_breaker": {"duplicate_limit": 3}, "guard": {"abort_after_denials": 4}}
+DENIAL = "loopfuse refused this search call"
+
+
+class Counter:
+    def __init__(self) -> None:
+        self.runs = 0
+
+    def tool(self, name: str = "search"):
+        def search(q: str) -> str:
+            """Search the web."""
+            self.runs += 1
+            return f"result {self.runs}"
+
+        return function_tool(search, name_override=name)
+
+
+def agent_with(model: ScriptedModel, *tools: Any, **kwargs: Any) -> Agent[Any]:
+    return Agent(name="main", model=model, tools=list(tools), **kwargs)
+
+
+async def run(agent: Agent[Any], max_turns: int = 60) -> Any:
+    return await Runner.run(
+        agent, "find it", max_turns=max_turns, run_config=RunConfig(tracing_disabled=True)
+    )
+
+
+async def test_endless_loop_runs_the_tool_three_times_then_raises() -> None:
+    counter, model = Counter(), ScriptedModel(forever("search", {"q": SECRET}))
+    agent = guard_agent(agent_with(model, counter.tool()), Guard.from_config(LIMITS))
+    with pytest.raises(ToolInputGuardrailTripwireTriggered) as caught:
+        await run(agent)
+    assert counter.runs == 3
+    assert model.turns == 7
+    assert [DENIAL in o for o in model.outputs] == [False] * 3 + [True] * 3
+    error = caught.value.output.output_info
+    assert isinstance(error, LoopAbortedError)
+    assert "search" in str(error) and "4 denials" in str(error) and "agent main" in str(error)
+    assert all(SECRET not in o for o in model.outputs[3:]) and SECRET not in str(error)
+
+
+async def test_healthy_run_with_legitimate_repeats_is_untouched() -> None:
+    counter = Counter()
+    turns = [
+        lambda: calls(("search", {"q": "a"})),
+        lambda: calls(("search", {"q": "b"}), ("search", {"q": "a"})),
+    ]
+    turns += [lambda: calls(("search", {"q": "a"}))] * 2
+    model = ScriptedModel(scripted(turns))
+    guard = Guard()
+    result = await run(guard_agent(agent_with(model, counter.tool()), guard))
+    assert result.final_output == "done"
+    assert counter.runs == 5
+    assert not any(DENIAL in o for o in model.outputs)
+
+
+async def test_runs_do_not_share_state() -> None:
+    counter, guard = Counter(), Guard.from_config(LIMITS)
+    agent = guard_agent(agent_with(ScriptedModel(forever("search", {"q": SECRET})), counter.tool()), guard)
+    for _ in range(2):
+        with pytest.raises(ToolInputGuardrailTripwireTriggered):
+            await run(agent)
+    assert counter.runs == 6
+    gc.collect()
+    assert guard.stats()["agents"] <= 1  # the first run's state went with its run
+
+
+async def test_parallel_calls_in_one_turn_count_exactly() -> None:
+    counter = Counter()
+    model = ScriptedModel(scripted([lambda: calls(*[("search", {"q": SECRET})] * 5)]))
+    result = await run(guard_agent(agent_with(model, counter.tool()), Guard.from_config(LIMITS)))
+    assert result.final_output == "done"
+    assert counter.runs == 3
+    assert sum(DENIAL in o for o in model.outputs) == 2
+
+
+async def test_agent_used_as_tool_is_guarded_with_its_own_state() -> None:
+    counter, inner_model = Counter(), ScriptedModel(forever("search", {"q": SECRET}))
+    inner = Agent(name="researcher", model=inner_model, tools=[counter.tool()])
+    outer_turns = [lambda: calls(("search", {"q": SECRET}))] * 2 + [
+        lambda: calls(("research", {"input": "x"}))
+    ]
+    outer_model = ScriptedModel(scripted(outer_turns))
+    outer = agent_with(outer_model, counter.tool(), inner.as_tool("research", "Research"))
+    guard_agent(outer, Guard.from_config(LIMITS))
+    result = await run(outer)
+    assert counter.runs == 2 + 3
+    assert inner_model.turns == 7  # the sub-agent's run was stopped by escalation
+    assert "error" in outer_model.outputs[-1].lower()  # the SDK reports the sub-agent tool failed
+    assert result.final_output == "done"
+
+
+async def test_handoff_target_is_guarded_with_its_own_state() -> None:
+    counter = Counter()
+    support = Agent(
+        name="support", model=ScriptedModel(forever("search", {"q": SECRET})), tools=[counter.tool()]
+    )
+    triage_turns = [lambda: calls(("search", {"q": SECRET}))] * 2 + [
+        lambda: calls(("transfer_to_support", {}))
+    ]
+    triage = Agent(
+        name="triage", model=ScriptedModel(scripted(triage_turns)), tools=[counter.tool()], handoffs=[support]
+    )
+    guard_agent(triage, Guard.from_config(LIMITS))
+    with pytest.raises(ToolInputGuardrailTripwireTriggered) as caught:
+        await run(triage)
+    assert counter.runs == 2 + 3
+    assert "agent support" in str(caught.value.output.output_info)
+
+
+def test_guarding_twice_attaches_one_guardrail() -> None:
+    tool = Counter().tool()
+    agent = agent_with(ScriptedModel(forever("search", {})), tool)
+    guard_agent(agent, Guard())
+    guard_agent(agent, Guard())
+    assert len(tool.tool_input_guardrails or []) == 1
+
+
+@pytest.mark.slow
+async def test_mcp_server_tools_are_guarded(tmp_path: Path) -> None:
+    counter_file = tmp_path / "runs"
+    script = Path(__file__).with_name("mcp_counter_server.py")
+    params = {
+        "command": sys.executable,
+        "args": [str(script)],
+        "env": {**os.environ, "COUNTER_FILE": str(counter_file)},
+    }
+    async with MCPServerStdio(params, client_session_timeout_seconds=30) as server:
+        model = ScriptedModel(forever("search", {"q": SECRET}))
+        agent = guard_agent(Agent(name="main", model=model, mcp_servers=[server]), Guard.from_config(LIMITS))
+        with pytest.raises(ToolInputGuardrailTripwireTriggered):
+            await asyncio.wait_for(run(agent), timeout=60)
+    assert counter_file.read_text().count("run") == 3
+    assert [DENIAL in o for o in model.outputs] == [False] * 3 + [True] * 3

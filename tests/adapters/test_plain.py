@@ -1,0 +1,126 @@
+"""Plain functions: Guard.wrap, directly and as a decorator, sync and async."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from loopfuse import Guard, LoopAbortedError
+
+LIMITS = {"circuit_breaker": {"duplicate_limit": 3}, "guard": {"abort_after_denials": 4}}
+SECRET = "secret-query-7"
+
+
+def test_wrapped_function_runs_until_the_limit_then_returns_the_denial() -> None:
+    runs: list[str] = []
+
+    def search(q: str) -> str:
+        runs.append(q)
+        return "found"
+
+    guarded = Guard.from_config(LIMITS).wrap(search)
+    answers = [guarded(SECRET) for _ in range(5)]
+    assert answers[:3] == ["found"] * 3
+    assert all(a.startswith("loopfuse refused this search call") for a in answers[3:])
+    assert all(SECRET not in a for a in answers[3:])
+    assert len(runs) == 3
+    assert guarded.__name__ == "search"
+
+
+def test_positional_and_keyword_spellings_are_the_same_call() -> None:
+    guard = Guard.from_config(LIMITS)
+
+    @guard.wrap
+    def read(path: str, lines: int = 10) -> str:
+        return "text"
+
+    assert [read("a"), read(path="a"), read("a", lines=10)] == ["text"] * 3
+    assert read("a", 10).startswith("loopfuse refused this read call")
+
+
+def test_decorator_with_tool_name_and_agent() -> None:
+    guard = Guard.from_config(LIMITS)
+
+    @guard.wrap(tool="web_search", agent="researcher")
+    def search(q: str) -> str:
+        return "found"
+
+    for _ in range(3):
+        search("x")
+    assert "web_search" in search("x")
+    assert guard.check("web_search", {"q": "x"}, agent="writer").allowed
+
+
+def test_escalation_raises_loop_aborted_error() -> None:
+    guard = Guard.from_config(LIMITS)
+    search = guard.wrap(lambda q: "found", tool="search", agent="a1")
+    for _ in range(3 + 3):
+        search(SECRET)
+    with pytest.raises(LoopAbortedError) as caught:
+        search(SECRET)
+    assert "'a1'" in str(caught.value) and "search" in str(caught.value) and "4 denials" in str(caught.value)
+    assert SECRET not in str(caught.value)
+
+
+def test_an_allowed_call_resets_the_escalation_count() -> None:
+    search = Guard.from_config(LIMITS).wrap(lambda q: "found", tool="search")
+    for _ in range(3 + 3):
+        search("x")
+    assert search("other") == "found"
+    for _ in range(3):
+        assert search("x").startswith("loopfuse refused")
+
+
+async def test_async_function_is_wrapped_as_async() -> None:
+    runs = 0
+
+    async def fetch(url: str) -> str:
+        nonlocal runs
+        runs += 1
+        await asyncio.sleep(0)
+        return "page"
+
+    guarded = Guard.from_config(LIMITS).wrap(fetch)
+    assert asyncio.iscoroutinefunction(guarded)
+    answers = [await guarded("u") for _ in range(7 - 1)]
+    assert answers[:3] == ["page"] * 3 and runs == 3
+    with pytest.raises(LoopAbortedError):
+        await guarded("u")
+
+
+async def test_concurrent_async_calls_count_exactly() -> None:
+    runs = 0
+
+    async def fetch(url: str) -> str:
+        nonlocal runs
+        runs += 1
+        await asyncio.sleep(0)
+        return "page"
+
+    guarded = Guard.from_config({"circuit_breaker": {"duplicate_limit": 3}}).wrap(fetch)
+    answers = await asyncio.gather(*(guarded("u") for _ in range(10)))
+    assert runs == 3 and answers.count("page") == 3
+
+
+def test_threads_calling_one_wrapped_function_count_exactly() -> None:
+    runs = 0
+    lock = threading.Lock()
+
+    def work(job: str) -> str:
+        nonlocal runs
+        with lock:
+            runs += 1
+        return "ok"
+
+    guard = Guard.from_config(
+        {"circuit_breaker": {"duplicate_limit": 5}, "guard": {"abort_after_denials": 0}}
+    )
+    guarded = guard.wrap(work)
+    threads = [threading.Thread(target=guarded, args=("same",)) for _ in range(40)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert runs == 5
