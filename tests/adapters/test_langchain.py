@@ -19,7 +19,7 @@ from loopfuse.adapters.langchain import LoopfuseMiddleware
 from .scripted_langchain import ScriptedChatModel, calls, forever, scripted
 
 SECRET = "secret-query-7"
-LIMITS = {"circuit_breaker": {"duplicate_limit": 3}, "guard": {"abort_after_denials": 4}}
+LIMITS = {"circuit_breaker": {"duplicate_limit": 3, "result_limit": 3}, "guard": {"abort_after_denials": 4}}
 CONFIG = {"recursion_limit": 100}
 
 
@@ -34,7 +34,7 @@ class Counter:
             """Search the web."""
             with self._lock:
                 self.runs += 1
-            return f"result {self.runs}"
+            return "3 results"  # a looping search gets the same answer each time
 
         return search
 
@@ -73,12 +73,14 @@ async def test_endless_loop_async() -> None:
     assert_stopped(result, model)
 
 
-def test_default_limits_allow_six_then_stop_after_twenty_denials() -> None:
+def test_default_limits_allow_five_same_results_in_a_row_then_stop_after_twenty_denials() -> None:
     counter = Counter()
     agent, model = loop_agent(Guard(), counter)
     result = agent.invoke({"messages": [("user", "find it")]}, {"recursion_limit": 200})
-    assert counter.runs == 6
-    assert model.turns == 6 + 20
+    # The adapter reports results: the same search returning the same result five times in
+    # a row is the default same_result_limit; the sixth is refused.
+    assert counter.runs == 5
+    assert model.turns == 5 + 20
     assert "20 denials" in result["messages"][-1].content
 
 

@@ -20,7 +20,7 @@ from loopfuse.adapters.openai_agents import guard_agent
 from .scripted_openai_agents import ScriptedModel, calls, forever, scripted
 
 SECRET = "secret-query-7"
-LIMITS = {"circuit_breaker": {"duplicate_limit": 3}, "guard": {"abort_after_denials": 4}}
+LIMITS = {"circuit_breaker": {"duplicate_limit": 3, "result_limit": 3}, "guard": {"abort_after_denials": 4}}
 DENIAL = "loopfuse refused this search call"
 
 
@@ -32,7 +32,7 @@ class Counter:
         def search(q: str) -> str:
             """Search the web."""
             self.runs += 1
-            return f"result {self.runs}"
+            return "3 results"  # a looping search gets the same answer each time
 
         return function_tool(search, name_override=name)
 

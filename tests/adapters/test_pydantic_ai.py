@@ -22,7 +22,7 @@ from loopfuse import Guard, LoopAbortedError
 from loopfuse.adapters.pydantic_ai import LoopfuseCapability
 
 SECRET = "secret-query-7"
-LIMITS = {"circuit_breaker": {"duplicate_limit": 3}, "guard": {"abort_after_denials": 4}}
+LIMITS = {"circuit_breaker": {"duplicate_limit": 3, "result_limit": 3}, "guard": {"abort_after_denials": 4}}
 DENIAL = "loopfuse refused this search call"
 _ids = itertools.count()
 Turn = list[tuple[str, dict[str, Any]]]
@@ -66,7 +66,7 @@ class Counter:
     def search(self, q: str) -> str:
         """Search the web."""
         self.runs += 1
-        return f"result {self.runs}"
+        return "3 results"  # a looping search gets the same answer each time
 
 
 def make_agent(model: ScriptedModel, guard: Guard, counter: Counter) -> Agent[None, str]:
