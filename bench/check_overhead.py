@@ -12,6 +12,7 @@ arguments; the time per check for an agent with 10 and with 100,000 prior calls 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import hashlib
 import json
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from loopfuse import Guard, GuardConfig
-from loopfuse.config import CircuitBreakerConfig, GuardSettings, LoopBrakeConfig
+from loopfuse.config import CircuitBreakerConfig, GuardSettings, LoopBrakeConfig, parse_config
 
 
 def timings(fn: Callable[[Any], object], inputs: list[Any]) -> list[float]:
@@ -53,8 +54,35 @@ def make_args(size: int, n: int) -> list[dict[str, Any]]:
 
 
 def unlimited_guard(**brake: Any) -> Guard:
+    """Issue-2 breakers only (window, brake), no cap so that every timed call is allowed."""
     cb = CircuitBreakerConfig(max_calls_per_agent=0)
-    return Guard(GuardConfig(circuit_breaker=cb, loop_brake=LoopBrakeConfig(**brake) if brake else None))
+    off = {
+        "cycle": {"enabled": False},
+        "near_duplicate": {"enabled": False},
+        "same_error": {"enabled": False},
+    }
+    config = parse_config(off)
+    return Guard(
+        dataclasses.replace(
+            config, circuit_breaker=cb, loop_brake=LoopBrakeConfig(**brake) if brake else None
+        )
+    )
+
+
+def default_guard() -> Guard:
+    """``Guard()``'s defaults, every breaker on, with the cap lifted so timed calls are allowed."""
+    return Guard.from_config({"circuit_breaker": {"max_calls_per_agent": 0}})
+
+
+def with_results(guard: Guard) -> Callable[[Any], object]:
+    """A check followed by ``record_result``, as the adapters do after each call."""
+
+    def call(args: Any) -> object:
+        decision = guard.check("search", args, "agent")
+        guard.record_result("search", args, "10 results, first: https://example.com/a1b2c3", "agent", ok=True)
+        return decision
+
+    return call
 
 
 def row(label: str, ours: tuple[float, float], theirs: tuple[float, float], name: str) -> None:
@@ -88,11 +116,14 @@ def bench_sizes(quick: bool) -> None:
         n = max(20, n // 5) if quick else n
         inputs = make_args(size, n)
         for config_label, guard in (
-            ("window+cap", unlimited_guard()),
-            ("window+cap+brake", unlimited_guard(max_repeats=3)),
+            ("window", unlimited_guard()),
+            ("window+brake", unlimited_guard(max_repeats=3)),
+            ("full default", default_guard()),
         ):
             ours, theirs = interleaved(lambda a, g=guard: g.check("search", a, "agent"), baseline, inputs, 10)
             row(f"{label}, {config_label}", ours, theirs, "(a)")
+        ours, theirs = interleaved(with_results(default_guard()), baseline, inputs, 10)
+        row(f"{label}, default check+result", ours, theirs, "(a)")
 
 
 class NaiveGuard:
@@ -132,22 +163,29 @@ def bench_history(quick: bool) -> None:
     )
 
 
-def bench_memory(quick: bool) -> None:
-    print("== memory")
-    agents = 200 if quick else 1000
-    guard = unlimited_guard(max_repeats=3)
+def memory_per_agent(guard: Guard, agents: int, results: bool) -> float:
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.take_snapshot()
     for a in range(agents):
         for i in range(400):
             guard.check("search", {"query": f"q{i}"}, f"agent-{a}")
+            if results:
+                guard.record_result("search", {"query": f"q{i}"}, f"result {i}", f"agent-{a}", ok=True)
     after = tracemalloc.take_snapshot()
     tracemalloc.stop()
-    grown = sum(s.size_diff for s in after.compare_to(before, "filename"))
-    print(
-        f"{'per agent, window 200 full (distinct)':<34} {grown / agents / 1024:9.2f} KiB (target <= 16 KiB)"
-    )
+    return sum(s.size_diff for s in after.compare_to(before, "filename")) / agents / 1024
+
+
+def bench_memory(quick: bool) -> None:
+    print("== memory per agent, window 200 full of distinct calls (target <= 16 KiB)")
+    agents = 100 if quick else 500
+    for label, guard, results in (
+        ("issue-2 breakers + brake", unlimited_guard(max_repeats=3), False),
+        ("full default, no results", default_guard(), False),
+        ("full default, results reported", default_guard(), True),
+    ):
+        print(f"{label:<34} {memory_per_agent(guard, agents, results):9.2f} KiB")
     bench_many_agents(quick)
 
 

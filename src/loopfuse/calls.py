@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = ["CallKey", "call_digest", "canonical_json", "strip_ignored"]
@@ -23,8 +23,11 @@ def canonical_json(args: Any) -> str:
 
 def call_digest(tool: str, args: Any) -> bytes:
     """``sha256(tool + "\\n" + canonical_json(args))``; raises on unserializable arguments."""
-    text = tool + "\n" + _ENCODE(args)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    return _sha256(tool, _ENCODE(args))
+
+
+def _sha256(tool: str, text: str) -> bytes:
+    return hashlib.sha256((tool + "\n" + text).encode("utf-8", "surrogatepass")).digest()
 
 
 def strip_ignored(args: Any, ignore: frozenset[str]) -> Any:
@@ -39,27 +42,41 @@ class CallKey:
 
     ``key`` is a 63-bit integer (never 0) used by the window breaker; ``full`` is the
     loop brake's sha256. When no ignored argument is present both come from one hash.
-    ``near`` is the near-duplicate key (volatile values masked), 0 when not computed.
+    ``text`` is the canonical JSON the key was computed from. ``near`` is the
+    near-duplicate key (volatile values masked), computed on first use by ``near_of``
+    and 0 when there is none.
     """
 
-    __slots__ = ("full", "key", "near", "tool")
+    __slots__ = ("_near", "full", "key", "near_of", "text", "tool")
 
-    def __init__(self, tool: str, full: bytes, key: int, near: int = 0) -> None:
+    def __init__(self, tool: str, full: bytes, key: int, text: str = "") -> None:
         self.tool = tool
         self.full = full
         self.key = key
-        self.near = near
+        self.text = text
+        self.near_of: Callable[[CallKey], int] | None = None
+        self._near = -1
 
     @classmethod
     def of(cls, tool: str, args: Any, ignore: frozenset[str] = frozenset()) -> CallKey | None:
         """The call's key, or None when its arguments cannot be serialized (fail open)."""
         try:
-            full = call_digest(tool, args)
+            text = _ENCODE(args)
+            full = _sha256(tool, text)
             stripped = strip_ignored(args, ignore)
-            window = full if stripped is args else call_digest(tool, stripped)
+            window = full
+            if stripped is not args:
+                text = _ENCODE(stripped)
+                window = _sha256(tool, text)
         except _UNJUDGEABLE:
             return None
-        return cls(tool, full, _int_key(window))
+        return cls(tool, full, _int_key(window), text)
+
+    @property
+    def near(self) -> int:
+        if self._near < 0:
+            self._near = self.near_of(self) if self.near_of is not None else 0
+        return self._near
 
     @property
     def hash_prefix(self) -> str:

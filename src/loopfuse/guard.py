@@ -21,7 +21,7 @@ from .stats import GuardStats
 from .stores import open_store
 from .stores.base import Outcome, Store, StoreSpec, StoreUnavailableError
 from .stores.memory import agent_label
-from .volatile import ERROR_MASKS, int_digest, mask_value, result_digest
+from .volatile import ERROR_MASKS, result_digest
 from .wrapping import guarded
 
 __all__ = ["Guard"]
@@ -289,11 +289,14 @@ class Guard:
                 logger.exception("loopfuse: listener %r failed in %s", listener, hook)
 
 
+_ERROR_MASKS = frozenset(ERROR_MASKS)
+
+
 def _tool_result(result: Any, ok: bool | None) -> ToolResult | None:
     """The digests of a result (errors with numbers masked too); None if it cannot be read."""
     try:
         digest = result_digest(result)
-        error = int_digest(repr(mask_value(result, ERROR_MASKS))) if ok is False else 0
+        error = result_digest(result, _ERROR_MASKS) if ok is False else 0
     except (TypeError, ValueError, RecursionError):
         return None
     return ToolResult(digest, ok if isinstance(ok, bool) else None, error)

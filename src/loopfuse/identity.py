@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
-from .calls import CallKey, canonical_json, strip_ignored
+from .calls import CallKey, canonical_json
 from .config import GuardConfig, ToolRule
-from .volatile import int_digest, mask_value
+from .volatile import int_digest, mask_text
 
 __all__ = ["CallIdentity"]
 
-_NEAR_MAX_CHARS = 65_536
+_NEAR_MAX_CHARS = 2_048
+_NEAR_CACHE = 4_096
 _NO_RULE = ToolRule()
 
 
@@ -30,50 +32,61 @@ class CallIdentity:
         self._near = nd.enabled
         self._masks = frozenset(nd.masks)
         self._volatile = frozenset(nd.volatile_keys)
+        self._near_cache: dict[int, int] = {}
 
     def exempt(self, tool: str) -> bool:
         rule = self._rules.get(tool)
         return rule is not None and rule.exempt
 
     def key(self, tool: str, args: Any) -> CallKey | None:
-        """The call's key, or None when its arguments cannot be serialized."""
+        """The call's key, or None when its arguments cannot be serialized.
+
+        The near-duplicate key is left for the breaker to compute when it needs it."""
         rule = self._rules.get(tool, _NO_RULE)
         args = _only(args, rule.identity_args)
         ignore = self._ignore.union(rule.ignore_args) if rule.ignore_args else self._ignore
         call = CallKey.of(tool, args, ignore)
         if call is not None and self._near:
-            call.near = self._near_key(tool, strip_ignored(args, ignore), rule)
+            call.near_of = self._near_key
         return call
 
-    def _near_key(self, tool: str, args: Any, rule: ToolRule) -> int:
-        masks = self._masks if rule.masks is None else frozenset(rule.masks)
-        volatile = self._volatile.union(rule.volatile_keys)
-        try:
-            if _size(args, _NEAR_MAX_CHARS) > _NEAR_MAX_CHARS:
-                return 0
-            text = canonical_json(mask_value(args, masks, volatile))
-        except (TypeError, ValueError, RecursionError):
+    def _near_key(self, call: CallKey) -> int:
+        """The near key of ``call``, remembered for the calls seen last (a loop repeats them)."""
+        near = self._near_cache.get(call.key)
+        if near is None:
+            if len(self._near_cache) >= _NEAR_CACHE:
+                self._near_cache.clear()
+            near = self._near_cache[call.key] = self._compute_near(call)
+        return near
+
+    def _compute_near(self, call: CallKey) -> int:
+        """The call's canonical JSON with volatile values masked, hashed; 0 past 2 KiB
+        (masking costs time in proportion to the text; exact repeats are still caught)."""
+        if len(call.text) > _NEAR_MAX_CHARS:
             return 0
-        return int_digest(tool + "\n" + text)
+        rule = self._rules.get(call.tool, _NO_RULE)
+        masks = self._masks if rule.masks is None else frozenset(rule.masks)
+        volatile = self._volatile.union(rule.volatile_keys) if rule.volatile_keys else self._volatile
+        text = call.text
+        if volatile and _mentions_key(text, volatile):
+            text = canonical_json(_blank_keys(json.loads(text), volatile))
+        return int_digest(call.tool + "\n" + mask_text(text, masks))
+
+
+def _mentions_key(text: str, keys: frozenset[str]) -> bool:
+    return any(f'"{key}":' in text for key in keys) if '":' in text else False
+
+
+def _blank_keys(value: Any, keys: frozenset[str]) -> Any:
+    """``value`` with the values of ``keys`` replaced by a placeholder at any depth."""
+    if isinstance(value, dict):
+        return {k: "#" if k in keys else _blank_keys(v, keys) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_blank_keys(v, keys) for v in value]
+    return value
 
 
 def _only(args: Any, names: tuple[str, ...] | None) -> Any:
     if names is None or not isinstance(args, Mapping):
         return args
     return {k: v for k, v in args.items() if k in names}
-
-
-def _size(value: Any, budget: int) -> int:
-    """About how many characters ``value`` holds, counting stopped past ``budget``."""
-    if isinstance(value, str):
-        return len(value)
-    if isinstance(value, Mapping):
-        value = [*value.keys(), *value.values()]
-    if not isinstance(value, list | tuple):
-        return 8
-    total = 0
-    for item in value:
-        total += _size(item, budget - total)
-        if total > budget:
-            break
-    return total

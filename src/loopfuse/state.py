@@ -53,6 +53,12 @@ class CountingWindow:
             self._decrement(oldest)
         self._increment(key)
 
+    def newest(self) -> int:
+        """The key pushed last (0 when empty)."""
+        if not self._ring:
+            return 0
+        return self._ring[(self._pos - 1) % self._size] if len(self._ring) == self._size else self._ring[-1]
+
     def replace(self, index: int, key: int) -> bool:
         """Re-key the entry pushed as the ``index``-th (from 0) if it is still in the window."""
         if not 0 <= self.pushed - 1 - index < len(self._ring):

@@ -17,6 +17,7 @@ from .calls import canonical_json
 __all__ = ["ERROR_MASKS", "MASKS", "RESULT_MASKS", "int_digest", "mask_value", "pair_key", "result_digest"]
 
 _MASK63 = (1 << 63) - 1
+_RESULT_EDGE = 4_096
 
 # Order matters: the specific shapes are masked before the plain numbers inside them.
 _PATTERNS: dict[str, re.Pattern[str]] = {
@@ -36,10 +37,17 @@ RESULT_MASKS: tuple[str, ...] = ("uuids", "timestamps", "hex_ids")
 ERROR_MASKS: tuple[str, ...] = ("uuids", "timestamps", "hex_ids", "numbers")
 
 
+_DIGIT = re.compile(r"\d")
+
+
 def mask_text(text: str, masks: Collection[str]) -> str:
-    """``text`` with every value of the named classes replaced by a placeholder."""
+    """``text`` with every value of the named classes replaced by a placeholder.
+
+    Every value class needs a digit, so text without one skips straight to whitespace.
+    """
+    has_digit = _DIGIT.search(text) is not None
     for name, pattern in _PATTERNS.items():
-        if name in masks:
+        if name in masks and (has_digit or name == "whitespace"):
             text = pattern.sub(_REPLACEMENT.get(name, "#"), text)
     return text.strip() if "whitespace" in masks else text
 
@@ -69,11 +77,15 @@ def int_digest(text: str) -> int:
     return (int.from_bytes(digest[:8], "big") & _MASK63) or 1
 
 
-def result_digest(result: Any) -> int:
-    """The digest of a tool's result with ids and timestamps masked; the result is not kept."""
-    masked = mask_value(result, RESULT_MASKS)
-    text = masked if isinstance(masked, str) else canonical_json(masked)
-    return int_digest(text)
+def result_digest(result: Any, masks: frozenset[str] = frozenset(RESULT_MASKS)) -> int:
+    """The digest of a tool's result with ``masks`` masked (by default ids and timestamps);
+    the result itself is not kept. Raises on a result that cannot be serialized."""
+    text = result if isinstance(result, str) else canonical_json(result)
+    if len(text) > 2 * _RESULT_EDGE:  # mask the ends only: a bounded cost per result
+        head, tail = text[:_RESULT_EDGE], text[-_RESULT_EDGE:]
+        text = mask_text(head, masks) + text[_RESULT_EDGE:-_RESULT_EDGE] + mask_text(tail, masks)
+        return int_digest(text)
+    return int_digest(mask_text(text, masks))
 
 
 def pair_key(key: int, result: int) -> int:

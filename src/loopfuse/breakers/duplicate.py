@@ -70,7 +70,7 @@ class WindowBreaker:
     def record(self, state: AgentState, call: CallKey) -> None:
         window = state.window
         window.push(call.key)
-        if self.result_aware:
+        if self.result_aware and state.results.last:  # only once this agent reports results
             state.results.pushed(call.key, window.pushed - 1)
         if state.run_key == call.key:
             state.run_len += 1
@@ -85,6 +85,8 @@ class WindowBreaker:
         if not self.result_aware:
             return
         index = state.results.take_pending(call.key)
+        if index is None and state.window.newest() == call.key:  # the agent's first result
+            index = state.window.pushed - 1
         if index is not None:
             state.window.replace(index, pair_key(call.key, result.digest))
         if call.key == state.run_key:

@@ -38,7 +38,7 @@ class NearDuplicateBreaker:
         self.tool_limits = dict(tool_limits or {})
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
-        if not call.near or state.near is None or state.near_results is None:
+        if state.near is None or state.near_results is None or not call.near:
             return None
         count = 0 if self.only_with_results else state.near.count(call.near)
         last = state.near_results.last.get(call.near) if self.result_aware else None
@@ -48,6 +48,8 @@ class NearDuplicateBreaker:
         return Denial("near_duplicate", count, limit) if count >= limit else None
 
     def record(self, state: AgentState, call: CallKey) -> None:
+        if self.only_with_results and not state.results.last:
+            return  # nothing could count yet: skip the masking until results arrive
         if not call.near:
             return
         if state.near is None or state.near_results is None:
@@ -61,7 +63,7 @@ class NearDuplicateBreaker:
 
     def observe(self, state: AgentState, call: CallKey, result: ToolResult) -> None:
         book = state.near_results
-        if not call.near or state.near is None or book is None:
+        if state.near is None or book is None or not call.near:
             return
         index = book.take_pending(call.near)
         if index is not None:
