@@ -14,6 +14,7 @@ from loopfuse.adapters.claude_agent_sdk import loopfuse_hooks
 from .claude_harness import call, first_user_text, run_claude, say
 from .fake_anthropic import tool_results
 
+
 def strict_guard() -> Guard:
     return Guard.from_config({"circuit_breaker": {"duplicate_limit": 2}, "guard": {"abort_after_denials": 3}})
 

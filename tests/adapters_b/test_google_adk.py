@@ -95,7 +95,10 @@ def strict_guard() -> Guard:
 async def test_a_looping_model_is_denied_then_the_invocation_ends(hook: str) -> None:
     probe, model, guard = Probe(), ScriptedLlm(plan=[call(q="weather in Paris")]), strict_guard()
     if hook == "plugin":
-        agent, plugins = LlmAgent(name="main", model=model, tools=[probe.tool("main")]), [LoopfusePlugin(guard)]
+        agent, plugins = (
+            LlmAgent(name="main", model=model, tools=[probe.tool("main")]),
+            [LoopfusePlugin(guard)],
+        )
     else:
         cb = loopfuse_callbacks(guard)
         agent = LlmAgent(

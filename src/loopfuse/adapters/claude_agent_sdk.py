@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["loopfuse_hooks", "scope_of"]
 
-Hook = Callable[[Any, "str | None", Any], Awaitable[dict[str, Any]]]
+Hook = Callable[[Any, "str | None", Any], Awaitable[Any]]
 
 
 def loopfuse_hooks(
@@ -72,7 +72,9 @@ def _pre_tool_use(guard: Guard, share_subagents: bool) -> Hook:
 
 
 def _post_tool_use(guard: Guard, share_subagents: bool, ok: bool) -> Hook:
-    async def loopfuse_post_tool_use(hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    async def loopfuse_post_tool_use(
+        hook_input: Any, tool_use_id: str | None, context: Any
+    ) -> dict[str, Any]:
         tool = str(hook_input.get("tool_name", ""))
         result = hook_input.get("tool_response") if ok else hook_input.get("error")
         agent = scope_of(hook_input, share_subagents)

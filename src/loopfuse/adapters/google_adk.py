@@ -109,7 +109,9 @@ def loopfuse_callbacks(guard: Guard, *, share_subagents: bool = False) -> ToolCa
     """Callbacks to pass as an agent's ``before_tool_callback``/``after_tool_callback``."""
     gate = _Gate(guard, share_subagents)
 
-    async def loopfuse_before_tool(tool: Any, args: dict[str, Any], tool_context: Any) -> dict[str, Any] | None:
+    async def loopfuse_before_tool(
+        tool: Any, args: dict[str, Any], tool_context: Any
+    ) -> dict[str, Any] | None:
         return await gate.before(tool, args, tool_context)
 
     async def loopfuse_after_tool(
