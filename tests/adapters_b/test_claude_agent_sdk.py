@@ -70,3 +70,15 @@ async def test_subagents_get_their_own_state_unless_shared(share: bool, runs: in
 
     assert len(run.tool_runs) == runs
     assert run.tool_runs == [{"q": "same"}] * runs
+
+
+async def test_parallel_identical_calls_in_one_turn_are_counted_exactly() -> None:
+    def script(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return (
+            [block for _ in range(4) for block in call(q="x")] if not tool_results(messages) else say("done")
+        )
+
+    run = await run_claude(script, loopfuse_hooks(strict_guard()))
+
+    assert len(run.tool_runs) == 2
+    assert [bool(r.get("is_error")) for r in run.results_seen_by_model()] == [False, False, True, True]

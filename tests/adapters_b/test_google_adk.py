@@ -34,18 +34,21 @@ def say(text: str) -> types.Part:
 
 
 class ScriptedLlm(BaseLlm):
-    """Answers with the parts of ``plan`` in order, then repeats the last one forever."""
+    """Answers with the turns of ``plan`` in order (a part, or a list of parts for parallel
+    calls), then repeats the last one forever."""
 
     model: str = "scripted"
-    plan: list[types.Part]
+    plan: list[types.Part | list[types.Part]]
     calls: int = 0
 
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
-        part = self.plan[min(self.calls, len(self.plan) - 1)]
+        turn = self.plan[min(self.calls, len(self.plan) - 1)]
         self.calls += 1
-        yield LlmResponse(content=types.Content(role="model", parts=[part]))
+        yield LlmResponse(
+            content=types.Content(role="model", parts=turn if isinstance(turn, list) else [turn])
+        )
 
 
 class Probe:
@@ -154,3 +157,14 @@ async def test_subagents_get_their_own_state_unless_shared(share: bool, helper_r
     await run(main, [LoopfusePlugin(strict_guard(), share_subagents=share)])
 
     assert [a for a, _ in probe.runs] == ["main", "main"] + ["helper"] * helper_runs
+
+
+async def test_parallel_identical_calls_in_one_turn_are_decided_in_model_order() -> None:
+    probe = Probe()
+    model = ScriptedLlm(plan=[[call(q="x")] * 4, say("done")])
+    agent = LlmAgent(name="main", model=model, tools=[probe.tool("main")])
+
+    events = await run(agent, [LoopfusePlugin(strict_guard())])
+
+    assert len(probe.runs) == 2
+    assert ["error" in r for r in responses(events)] == [False, False, True, True]
