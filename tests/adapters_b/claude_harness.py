@@ -73,6 +73,7 @@ async def run_claude(
     *,
     probe_body: Callable[[dict[str, Any]], str] | None = None,
     with_subagent: bool = False,
+    max_turns: int = 40,
 ) -> ClaudeRun:
     """One ``query`` of the real SDK + CLI, the model answered by ``script``."""
     run = ClaudeRun()
@@ -92,7 +93,7 @@ async def run_claude(
             allowed_tools=[PROBE, "Agent"],
             env=cli_env(fake.url, home),
             cwd=home,
-            max_turns=40,
+            max_turns=max_turns,
             hooks=hooks,  # type: ignore[arg-type]
         )
         await asyncio.wait_for(_collect(query(prompt="go", options=options), run.messages), RUN_TIMEOUT)
