@@ -82,3 +82,30 @@ async def test_parallel_identical_calls_in_one_turn_are_counted_exactly() -> Non
 
     assert len(run.tool_runs) == 2
     assert [bool(r.get("is_error")) for r in run.results_seen_by_model()] == [False, False, True, True]
+
+
+def recorded_input(tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    """A PreToolUse input as the CLI 2.1 sends it (recorded from a run, ids shortened)."""
+    return {
+        "session_id": "5d119955",
+        "transcript_path": "/tmp/x/projects/p/5d119955.jsonl",
+        "cwd": "/tmp/x",
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "tool_use_id": "toolu_01",
+    }
+
+
+async def test_claude_code_builtin_exempt_tools_are_not_counted() -> None:
+    pre = loopfuse_hooks(strict_guard())["PreToolUse"][0].hooks[0]
+    todo = recorded_input("TodoWrite", {"todos": [{"content": "x", "status": "pending"}]})
+    bash = recorded_input("Bash", {"command": "ls"})
+
+    todo_answers = [await pre(todo, "toolu_01", {"signal": None}) for _ in range(5)]
+    bash_answers = [await pre(bash, "toolu_01", {"signal": None}) for _ in range(3)]
+
+    assert todo_answers == [{}] * 5
+    assert bash_answers[:2] == [{}, {}]
+    assert bash_answers[2]["hookSpecificOutput"]["permissionDecision"] == "deny"

@@ -8,8 +8,10 @@ The ``PreToolUse`` hook denies a repeated call with ``permissionDecision: "deny"
 CLI hands the model the reason as the tool's error result. State is scoped to the
 session id, and inside a sub-agent to the session id plus the sub-agent's ``agent_id``
 (pass ``share_subagents=True`` to give a session's sub-agents one shared state). Once an
-agent escalates, the hook also answers ``continue: false`` with a ``stopReason`` naming the
-loop, which ends the run. ``PostToolUse``/``PostToolUseFailure`` hooks report results.
+agent escalates, the hook also answers ``continue: false`` with a ``stopReason`` (and a
+``systemMessage``, which the SDK streams as a ``SystemMessage``) naming the loop: the CLI
+ends the run with ``terminal_reason == "hook_stopped"``. ``PostToolUse`` and
+``PostToolUseFailure`` hooks report results to the guard.
 """
 
 from __future__ import annotations
