@@ -1,0 +1,131 @@
+"""The guard in front of Google ADK tool calls, as a plugin or as agent callbacks.
+
+::
+
+    runner = InMemoryRunner(app=App(name="app", root_agent=agent, plugins=[LoopfusePlugin(guard)]))
+    # or, on one agent:
+    callbacks = loopfuse_callbacks(guard)
+    agent = LlmAgent(..., before_tool_callback=callbacks.before, after_tool_callback=callbacks.after)
+
+A denied call never runs: the before-tool callback answers it with ``{"error": text}``,
+which the model receives as the function response. State is scoped to the session id
+plus the invocation id, and to the agent's name inside it so that sub-agents keep their
+own state (``share_subagents=True`` lets one invocation's agents share it). Once an agent
+escalates, the callback ends the invocation the ADK way (``end_invocation``, with
+``escalate`` and ``skip_summarization`` on the response event, so no further model call
+is made) and the final function response names the loop under ``"loopfuse_stopped"``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ._support import abort_error, require
+
+require("google.adk", "google-adk")
+
+from google.adk.plugins.base_plugin import BasePlugin  # noqa: E402
+
+if TYPE_CHECKING:
+    from ..decision import Decision
+    from ..guard import Guard
+
+__all__ = ["LoopfusePlugin", "ToolCallbacks", "loopfuse_callbacks", "scope_of"]
+
+
+def scope_of(tool_context: Any, share_subagents: bool = False) -> str:
+    """The guard's agent identity: ``session/invocation`` (plus ``/agent`` unless shared)."""
+    session = getattr(getattr(tool_context, "session", None), "id", None) or "adk"
+    scope = f"{session}/{tool_context.invocation_id}"
+    return scope if share_subagents else f"{scope}/{tool_context.agent_name}"
+
+
+class _Gate:
+    """The decisions shared by the plugin and the agent callbacks."""
+
+    def __init__(self, guard: Guard, share_subagents: bool) -> None:
+        self.guard = guard
+        self.share_subagents = share_subagents
+        self._denied: set[str] = set()
+
+    async def before(self, tool: Any, args: dict[str, Any], tool_context: Any) -> dict[str, Any] | None:
+        agent = scope_of(tool_context, self.share_subagents)
+        decision = await self.guard.acheck(tool.name, args, agent)
+        if decision.allowed:
+            return None
+        self._denied.add(_call_id(tool_context))
+        if decision.escalate:
+            return self._stop(decision, agent, tool_context)
+        return {"error": decision.message}
+
+    def after(self, tool: Any, args: dict[str, Any], tool_context: Any, result: Any, ok: bool) -> None:
+        call_id = _call_id(tool_context)
+        if call_id in self._denied:
+            self._denied.discard(call_id)
+            return
+        agent = scope_of(tool_context, self.share_subagents)
+        self.guard.record_result(tool.name, args, result, agent, ok=ok and not _is_error(result))
+
+    def _stop(self, decision: Decision, agent: str, tool_context: Any) -> dict[str, Any]:
+        tool_context.get_invocation_context().end_invocation = True
+        tool_context.actions.escalate = True
+        tool_context.actions.skip_summarization = True
+        return {"error": decision.message, "loopfuse_stopped": str(abort_error(self.guard, decision, agent))}
+
+
+class LoopfusePlugin(BasePlugin):
+    """A runner plugin guarding every tool call of every agent the runner runs."""
+
+    def __init__(self, guard: Guard, *, name: str = "loopfuse", share_subagents: bool = False) -> None:
+        super().__init__(name=name)
+        self._gate = _Gate(guard, share_subagents)
+
+    async def before_tool_callback(
+        self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any
+    ) -> dict[str, Any] | None:
+        return await self._gate.before(tool, tool_args, tool_context)
+
+    async def after_tool_callback(
+        self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any, result: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        self._gate.after(tool, tool_args, tool_context, result, ok=True)
+        return None
+
+    async def on_tool_error_callback(
+        self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any, error: Exception
+    ) -> dict[str, Any] | None:
+        self._gate.after(tool, tool_args, tool_context, type(error).__name__, ok=False)
+        return None
+
+
+class ToolCallbacks(NamedTuple):
+    """``before_tool_callback`` and ``after_tool_callback`` for one ``LlmAgent``."""
+
+    before: Any
+    after: Any
+
+
+def loopfuse_callbacks(guard: Guard, *, share_subagents: bool = False) -> ToolCallbacks:
+    """Callbacks to pass as an agent's ``before_tool_callback``/``after_tool_callback``."""
+    gate = _Gate(guard, share_subagents)
+
+    async def loopfuse_before_tool(
+        tool: Any, args: dict[str, Any], tool_context: Any
+    ) -> dict[str, Any] | None:
+        return await gate.before(tool, args, tool_context)
+
+    async def loopfuse_after_tool(
+        tool: Any, args: dict[str, Any], tool_context: Any, tool_response: Any
+    ) -> dict[str, Any] | None:
+        gate.after(tool, args, tool_context, tool_response, ok=True)
+        return None
+
+    return ToolCallbacks(loopfuse_before_tool, loopfuse_after_tool)
+
+
+def _call_id(tool_context: Any) -> str:
+    return str(getattr(tool_context, "function_call_id", None) or id(tool_context))
+
+
+def _is_error(result: Any) -> bool:
+    return isinstance(result, dict) and set(result) == {"error"}
