@@ -81,7 +81,7 @@ async def run_claude(
     @tool("probe", "Look something up", {"q": str})
     async def probe(args: dict[str, Any]) -> dict[str, Any]:
         run.tool_runs.append(args)
-        text = probe_body(args) if probe_body else f"result {len(run.tool_runs)}"
+        text = probe_body(args) if probe_body else "the same result"  # loops get the same answer
         return {"content": [{"type": "text", "text": text}]}
 
     home = tempfile.mkdtemp(prefix="loopfuse-claude-")

@@ -16,7 +16,9 @@ from .fake_anthropic import tool_results
 
 
 def strict_guard() -> Guard:
-    return Guard.from_config({"circuit_breaker": {"duplicate_limit": 2}, "guard": {"abort_after_denials": 3}})
+    return Guard.from_config(
+        {"circuit_breaker": {"duplicate_limit": 2, "result_limit": 2}, "guard": {"abort_after_denials": 3}}
+    )
 
 
 def always_the_same(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

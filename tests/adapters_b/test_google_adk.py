@@ -61,7 +61,7 @@ class Probe:
         def probe(q: str) -> dict[str, Any]:
             """Look something up."""
             self.runs.append((agent, q))
-            return {"result": f"answer {len(self.runs)}"}
+            return {"result": "the same answer"}  # a looping call gets the same result
 
         return probe
 
@@ -91,7 +91,9 @@ def responses(events: list[Event]) -> list[dict[str, Any]]:
 
 
 def strict_guard() -> Guard:
-    return Guard.from_config({"circuit_breaker": {"duplicate_limit": 2}, "guard": {"abort_after_denials": 3}})
+    return Guard.from_config(
+        {"circuit_breaker": {"duplicate_limit": 2, "result_limit": 2}, "guard": {"abort_after_denials": 3}}
+    )
 
 
 @pytest.mark.parametrize("hook", ["plugin", "agent_callbacks"])
@@ -117,7 +119,7 @@ async def test_a_looping_model_is_denied_then_the_invocation_ends(hook: str) -> 
 
     assert len(probe.runs) == 2
     seen = responses(events)
-    assert [r.get("result") for r in seen[:2]] == ["answer 1", "answer 2"]
+    assert [r.get("result") for r in seen[:2]] == ["the same answer"] * 2
     denials = seen[2:]
     assert len(denials) == 3
     assert all(d["error"].startswith("loopfuse refused this probe call") for d in denials)

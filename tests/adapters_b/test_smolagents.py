@@ -57,11 +57,13 @@ class ProbeTool(Tool):
     def forward(self, q: str) -> str:
         with self._lock:
             self.runs.append(q)
-            return f"answer {len(self.runs)}"
+            return "the same answer"  # a looping call gets the same result each time
 
 
 def strict_guard() -> Guard:
-    return Guard.from_config({"circuit_breaker": {"duplicate_limit": 2}, "guard": {"abort_after_denials": 3}})
+    return Guard.from_config(
+        {"circuit_breaker": {"duplicate_limit": 2, "result_limit": 2}, "guard": {"abort_after_denials": 3}}
+    )
 
 
 def observations(agent: Any) -> list[str]:
@@ -116,7 +118,7 @@ def test_parallel_identical_calls_in_one_turn_are_counted_exactly() -> None:
     probe = ProbeTool()
     model = ScriptedModel([[("probe", {"q": "x"})] * 8, [("final_answer", {"answer": "done"})]])
     agent = ToolCallingAgent(tools=[probe], model=model, max_steps=5, verbosity_level=0, max_tool_threads=8)
-    guard_agent(agent, Guard.from_config({"circuit_breaker": {"duplicate_limit": 2}}))
+    guard_agent(agent, Guard.from_config({"circuit_breaker": {"duplicate_limit": 2, "result_limit": 2}}))
 
     assert agent.run("go") == "done"
     assert len(probe.runs) == 2
