@@ -9,9 +9,20 @@ from typing import Any
 
 __all__ = ["CallKey", "call_digest", "canonical_json", "strip_ignored"]
 
-_ENCODE = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), ensure_ascii=False, check_circular=True
-).encode
+def _unserializable(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _encoder() -> Callable[[Any], str]:
+    """The C encoder called directly (no per-call setup); circular input raises RecursionError."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - interpreters without the C accelerator
+        return json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+    encode = make(None, _unserializable, json.encoder.encode_basestring, None, ":", ",", True, False, True)
+    return lambda value: "".join(encode(value, 0))
+
+
+_ENCODE = _encoder()
 _UNJUDGEABLE = (TypeError, ValueError, RecursionError, OverflowError)
 _MASK63 = (1 << 63) - 1
 

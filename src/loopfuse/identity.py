@@ -42,10 +42,12 @@ class CallIdentity:
         """The call's key, or None when its arguments cannot be serialized.
 
         The near-duplicate key is left for the breaker to compute when it needs it."""
-        rule = self._rules.get(tool, _NO_RULE)
-        args = _only(args, rule.identity_args)
-        ignore = self._ignore.union(rule.ignore_args) if rule.ignore_args else self._ignore
-        call = CallKey.of(tool, args, ignore)
+        rule = self._rules.get(tool) if self._rules else None
+        if rule is None:
+            call = CallKey.of(tool, args, self._ignore)
+        else:
+            ignore = self._ignore.union(rule.ignore_args) if rule.ignore_args else self._ignore
+            call = CallKey.of(tool, _only(args, rule.identity_args), ignore)
         if call is not None and self._near:
             call.near_of = self._near_key
         return call
