@@ -65,7 +65,7 @@ async def _three_identical_calls(client: Client) -> list[bool]:
 
 async def test_url_fronts_an_http_backend(http_backend: str, side_file: Path, tmp_path: Path) -> None:
     config = tmp_path / "loopfuse.toml"
-    config.write_text("[circuit_breaker]\nduplicate_limit = 2\n")
+    config.write_text("[circuit_breaker]\nduplicate_limit = 2\nresult_limit = 2\n")
     argv = ["-m", "loopfuse.cli", "proxy", "--config", str(config), "--url", http_backend]
     transport = StdioTransport(sys.executable, argv, env=child_env(), keep_alive=False)
     client = Client(transport, timeout=TIMEOUT, init_timeout=TIMEOUT)
@@ -75,7 +75,7 @@ async def test_url_fronts_an_http_backend(http_backend: str, side_file: Path, tm
 
 async def test_listen_serves_http_with_one_scope_per_session(side_file: Path, tmp_path: Path) -> None:
     config = tmp_path / "loopfuse.toml"
-    config.write_text("[circuit_breaker]\nduplicate_limit = 2\n")
+    config.write_text("[circuit_breaker]\nduplicate_limit = 2\nresult_limit = 2\n")
     port = _free_port()
     argv = [sys.executable, "-m", "loopfuse.cli", "proxy", "--config", str(config), "--listen", str(port)]
     argv += ["--env", f"SIDE_EFFECT_FILE={side_file}", "--", sys.executable, BACKEND]
