@@ -9,6 +9,7 @@ from typing import Any
 
 __all__ = ["CallKey", "call_digest", "canonical_json", "strip_ignored"]
 
+
 def _unserializable(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 

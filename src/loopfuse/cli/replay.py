@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import ConfigError
 from ..guard import Guard
 from ..replay import AgentReplay, replay_calls
 from ..transcripts.base import ReadTally
-from ..transcripts.detect import Source, sources
-from ..transcripts.model import ToolCall
+from ..transcripts.detect import Source, read_source, sources
 from .common import shadow_guard, usage_error
 
 
@@ -46,21 +44,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _replay_source(source: Source, guard: Guard, tally: ReadTally) -> None:
-    reports = replay_calls(_calls(source, tally), guard)
+    reports = replay_calls(read_source(source, tally), guard)
     runs: dict[str, list[AgentReplay]] = {}
     for report in reports:
         runs.setdefault(report.run, []).append(report)
     for run_name, agents in runs.items():
         _print_run(f"{run_name} ({source.path}, {source.format})", agents)
-
-
-def _calls(source: Source, tally: ReadTally) -> Iterator[ToolCall]:
-    try:
-        yield from source.read(tally)
-    except OSError:
-        tally.unreadable += 1
-    except (RecursionError, UnicodeError):
-        tally.malformed += 1
 
 
 def _print_run(title: str, reports: list[AgentReplay]) -> None:

@@ -12,7 +12,7 @@ import dataclasses
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -23,7 +23,7 @@ from ..replay import replay_calls
 from ..scanreport import render_html
 from ..scanstats import RunStats, scan_calls, worst_first
 from ..transcripts.base import ReadTally
-from ..transcripts.detect import Source, default_folders, sources
+from ..transcripts.detect import Source, default_folders, read_source, sources
 from .common import usage_error
 
 CHART_LIMIT = 100
@@ -89,22 +89,15 @@ def _scan(
     looping: list[Source] = []
     progress = _Progress(paths, sys.stderr)
     for source in sources(paths, tally):
-        found = list(scan_calls(_safe(source, tally), keep_args=args.show_args, timeline=bool(args.html)))
+        found = list(
+            scan_calls(read_source(source, tally), keep_args=args.show_args, timeline=bool(args.html))
+        )
         rows += [r if r.verdict == "loop" else dataclasses.replace(r, timeline=()) for r in found]
         if any(r.verdict == "loop" for r in found):
             looping.append(source)
         progress.advance(source.path)
     progress.close()
     return rows, looping
-
-
-def _safe(source: Source, tally: ReadTally) -> Iterator[Any]:
-    try:
-        yield from source.read(tally)
-    except OSError:
-        tally.unreadable += 1
-    except (RecursionError, UnicodeError):
-        tally.malformed += 1
 
 
 def breaker_configs(config: GuardConfig) -> dict[str, GuardConfig]:
@@ -126,7 +119,7 @@ def _breaker_markers(
     scratch = ReadTally()
     for name, alone in breaker_configs(config).items():
         for source in looping:
-            for report in replay_calls(_safe(source, scratch), Guard(alone)):
+            for report in replay_calls(read_source(source, scratch), Guard(alone)):
                 markers.setdefault((report.run, report.agent), {})[name] = report.first_denial_step
     cap = config.circuit_breaker.max_calls_per_agent
     if config.circuit_breaker.enabled and cap:
@@ -142,7 +135,7 @@ def _cap_markers(
 ) -> None:
     counts: dict[tuple[str, str], int] = {}
     for source in looping:
-        for call in _safe(source, ReadTally()):
+        for call in read_source(source, ReadTally()):
             key = (call.run, call.agent)
             if call.tool in exempt:
                 continue

@@ -39,6 +39,7 @@ __all__ = [
     "default_folders",
     "read_path",
     "read_paths",
+    "read_source",
     "sniff",
     "sources",
 ]
@@ -237,10 +238,11 @@ def read_path(path: str | Path, tally: ReadTally | None = None) -> Iterator[Tool
 def read_paths(paths: Iterable[Path], tally: ReadTally | None = None) -> Iterator[ToolCall]:
     counts = tally if tally is not None else ReadTally()
     for source in sources(paths, counts):
-        yield from _read_source(source, counts)
+        yield from read_source(source, counts)
 
 
-def _read_source(source: Source, tally: ReadTally) -> Iterator[ToolCall]:
+def read_source(source: Source, tally: ReadTally) -> Iterator[ToolCall]:
+    """The source's calls; a file that cannot be read or decoded is counted in ``tally``, never raised."""
     try:
         yield from source.read(tally)
     except OSError:
