@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from .decision import Decision
     from .guard import Guard
 
-__all__ = ["call_arguments", "guarded", "run_before"]
+__all__ = ["abort_error", "call_arguments", "guarded", "refusal_text", "run_before"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -83,10 +83,15 @@ def refusal_text(decision: Decision, agent: Any, guard: Guard) -> str | None:
     if decision.allowed:
         return None
     if decision.escalate:
-        raise LoopAbortedError(
-            agent=str(agent),
-            tool=decision.tool,
-            denials=guard.config.guard.abort_after_denials or 0,
-            kind=decision.kind,
-        )
+        raise abort_error(guard, decision, agent)
     return decision.message
+
+
+def abort_error(guard: Guard, decision: Decision, agent: Any) -> LoopAbortedError:
+    """The error naming the loop that made ``decision`` escalate (no argument values)."""
+    return LoopAbortedError(
+        agent=str(agent),
+        tool=decision.tool,
+        denials=guard.config.guard.abort_after_denials or 0,
+        kind=decision.kind,
+    )

@@ -1,30 +1,32 @@
-"""Small helpers shared by the host adapters: the abort error and scopes bound to host objects."""
+"""Small helpers shared by the host adapters: imports, the abort error, scopes bound to host objects."""
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import threading
 import weakref
 from collections.abc import Hashable
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LoopAbortedError
+from ..wrapping import abort_error
 
 if TYPE_CHECKING:
-    from ..decision import Decision
-    from ..guard import Guard
+    pass
 
-__all__ = ["Scope", "ScopeTable", "abort_error", "stopped_text"]
+__all__ = ["Scope", "ScopeTable", "abort_error", "require", "stopped_text"]
 
 
-def abort_error(guard: Guard, decision: Decision, label: str) -> LoopAbortedError:
-    """The error naming the loop that made ``decision`` escalate."""
-    return LoopAbortedError(
-        agent=label,
-        tool=decision.tool,
-        denials=guard.config.guard.abort_after_denials or 0,
-        kind=decision.kind,
-    )
+def require(module: str, extra: str) -> ModuleType:
+    """Import ``module``, or raise ImportError telling how to install loopfuse's ``extra``."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(
+            f"loopfuse.adapters.{extra.replace('-', '_')} needs {module}: pip install 'loopfuse[{extra}]'"
+        ) from exc
 
 
 def stopped_text(error: LoopAbortedError) -> str:

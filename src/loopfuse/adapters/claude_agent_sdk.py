@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..config import normalize_name
-from ._support import abort_error, require
+from ._common import abort_error, require
 
 require("claude_agent_sdk", "claude-agent-sdk")
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ._support import abort_error, require
+from ._common import abort_error, require
 
 require("google.adk", "google-adk")
 

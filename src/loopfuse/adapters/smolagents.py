@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import LoopAbortedError
 from ..wrapping import call_arguments
-from ._support import abort_error, require
+from ._common import abort_error, require
 
 require("smolagents", "smolagents")
 
