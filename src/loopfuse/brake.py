@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from .breakers import RepeatBreaker
 from .calls import CallKey
-from .config import resolve_max_repeats
+from .checks import resolve_max_repeats
 from .errors import LoopBrakeError
 from .stores.memory import AgentRegistry
 from .wrapping import run_before

@@ -16,8 +16,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .checks import (
+    check_bool,
+    check_choice,
+    check_int,
+    check_masks,
+    check_names,
+    check_number,
+    check_optional_int,
+    check_optional_str,
+    check_store_policy,
+    check_store_url,
+    check_template,
+    fail,
+    resolve_max_repeats,
+)
 from .errors import ConfigError
-from .volatile import MASKS
 
 __all__ = [
     "CircuitBreakerConfig",
@@ -42,97 +56,7 @@ DEFAULT_VOLATILE_KEYS = (
     "cursor", "page_token", "next_token", "offset", "request_id", "timestamp", "nonce", "seed",
 )  # fmt: skip
 MODES = ("enforce", "shadow")
-MAX_REPEATS_ENV = "LOOPFUSE_MAX_REPEATS"
 CONFIG_ENV = "LOOPFUSE_CONFIG"
-_PLACEHOLDERS = {"tool": "bash", "count": 7, "limit": 6, "kind": "duplicate"}
-
-
-def _fail(section: str, key: str, value: Any, allowed: str) -> ConfigError:
-    return ConfigError(f"[{section}] {key} = {value!r} is not allowed: expected {allowed}")
-
-
-def check_int(section: str, key: str, value: Any, minimum: int) -> int:
-    """``value`` as an int of at least ``minimum`` (a bool is not an int here)."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise _fail(section, key, value, f"an integer >= {minimum}")
-    return value
-
-
-def check_number(section: str, key: str, value: Any, minimum: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < minimum:
-        raise _fail(section, key, value, f"a number >= {minimum}")
-    return float(value)
-
-
-def check_bool(section: str, key: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise _fail(section, key, value, "true or false")
-    return value
-
-
-def check_names(section: str, key: str, value: Any) -> tuple[str, ...]:
-    if isinstance(value, str) or not isinstance(value, list | tuple | frozenset | set):
-        raise _fail(section, key, value, "a list of names")
-    if not all(isinstance(v, str) and v for v in value):
-        raise _fail(section, key, value, "a list of non-empty strings")
-    return tuple(value)
-
-
-def check_choice(section: str, key: str, value: Any, choices: tuple[str, ...]) -> str:
-    if value not in choices:
-        raise _fail(section, key, value, "one of " + ", ".join(repr(c) for c in choices))
-    return str(value)
-
-
-def check_masks(section: str, key: str, value: Any) -> tuple[str, ...]:
-    names = check_names(section, key, value)
-    if not set(names) <= set(MASKS):
-        raise _fail(section, key, value, "a list drawn from " + ", ".join(MASKS))
-    return names
-
-
-def check_optional_int(section: str, key: str, value: Any, minimum: int) -> int | None:
-    return None if value is None else check_int(section, key, value, minimum)
-
-
-def check_optional_str(section: str, key: str, value: Any) -> str | None:
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise _fail(section, key, value, "a string")
-    return value
-
-
-def check_template(section: str, key: str, value: Any) -> str | None:
-    text = check_optional_str(section, key, value)
-    if text is not None:
-        try:
-            text.format(**_PLACEHOLDERS)
-        except (KeyError, IndexError, ValueError) as exc:
-            allowed = "a text whose only placeholders are {tool}, {count}, {limit}, {kind}"
-            raise _fail(section, key, value, allowed) from exc
-    return text
-
-
-def resolve_max_repeats(value: Any = None, source: str = "max_repeats") -> int:
-    """The loop brake's limit: ``value``, else ``$LOOPFUSE_MAX_REPEATS``, else 3."""
-    if value is None:
-        raw = os.environ.get(MAX_REPEATS_ENV)
-        if raw is None or raw.strip() == "":
-            return 3
-        value, source = _parse_env_int(raw), f"environment variable {MAX_REPEATS_ENV}"
-        if value is None:
-            raise ConfigError(f"{source} = {raw!r} is not allowed: expected an integer >= 1")
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"{source} = {value!r} is not allowed: expected an integer >= 1")
-    return value
-
-
-def _parse_env_int(raw: str) -> int | None:
-    try:
-        return int(raw.strip())
-    except ValueError:
-        return None
 
 
 @dataclass(frozen=True)
@@ -168,7 +92,7 @@ class CircuitBreakerConfig:
         check_int(s, "window", self.window, 1)
         if self.window < self.duplicate_limit:
             allowed = f"at least duplicate_limit ({self.duplicate_limit})"
-            raise _fail(s, "window", self.window, allowed)
+            raise fail(s, "window", self.window, allowed)
         check_int(s, "max_calls_per_agent", self.max_calls_per_agent, 0)
         for key in ("exempt", "only", "ignore_args"):
             object.__setattr__(self, key, check_names(s, key, getattr(self, key)))
@@ -212,31 +136,6 @@ class GuardSettings:
             check_int(s, "abort_after_denials", self.abort_after_denials, 1)
 
 
-STORE_SCHEMES = ("memory://", "redis://", "rediss://", "unix://")
-STORE_ERROR_POLICIES = ("allow", "deny")
-
-
-def redacted(url: str) -> str:
-    """``url`` without its password, for logs and errors."""
-    scheme, sep, rest = url.partition("://")
-    if "@" in rest:
-        rest = "***@" + rest.rsplit("@", 1)[1]
-    return scheme + sep + rest
-
-
-def check_store_url(section: str, key: str, value: Any) -> str:
-    if not isinstance(value, str) or not value.startswith(STORE_SCHEMES):
-        shown = redacted(value) if isinstance(value, str) else value
-        raise _fail(section, key, shown, "a URL starting with " + ", ".join(STORE_SCHEMES))
-    return value
-
-
-def check_store_policy(section: str, key: str, value: Any) -> str:
-    if value not in STORE_ERROR_POLICIES:
-        raise _fail(section, key, value, "'allow' (fail open) or 'deny'")
-    return str(value)
-
-
 @dataclass(frozen=True)
 class StoreConfig:
     """Section ``store``: where agent state lives and what happens when that store fails.
@@ -256,7 +155,7 @@ class StoreConfig:
         check_store_url(s, "url", self.url)
         check_store_policy(s, "on_store_error", self.on_store_error)
         if not isinstance(self.prefix, str) or "{" in self.prefix or "}" in self.prefix:
-            raise _fail(s, "prefix", self.prefix, "a string without '{' or '}' (they pick the hash slot)")
+            raise fail(s, "prefix", self.prefix, "a string without '{' or '}' (they pick the hash slot)")
         if self.idle_expiry is not None:
             object.__setattr__(self, "idle_expiry", check_number(s, "idle_expiry", self.idle_expiry, 0.001))
         object.__setattr__(self, "timeout", check_number(s, "timeout", self.timeout, 0.001))
@@ -282,7 +181,7 @@ class CycleConfig:
             or not isinstance(self.max_period, int)
             or not (2 <= self.max_period <= 16)
         ):
-            raise _fail(s, "max_period", self.max_period, "an integer from 2 to 16")
+            raise fail(s, "max_period", self.max_period, "an integer from 2 to 16")
         check_int(s, "min_repeats", self.min_repeats, 2)
 
 
@@ -305,7 +204,7 @@ class NearDuplicateConfig:
         check_int(s, "limit", self.limit, 1)
         check_int(s, "window", self.window, 1)
         if self.window < self.limit:
-            raise _fail(s, "window", self.window, f"at least limit ({self.limit})")
+            raise fail(s, "window", self.window, f"at least limit ({self.limit})")
         object.__setattr__(self, "masks", check_masks(s, "masks", self.masks))
         object.__setattr__(self, "volatile_keys", check_names(s, "volatile_keys", self.volatile_keys))
 

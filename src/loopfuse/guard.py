@@ -10,7 +10,8 @@ from typing import Any, TypeVar, overload
 from .breakers import Breaker
 from .breakers.build import build_breakers
 from .calls import CallKey
-from .config import GuardConfig, check_store_policy, find_config_file, load_config_file, parse_config
+from .checks import check_store_policy
+from .config import GuardConfig, find_config_file, load_config_file, parse_config
 from .decision import Decision, Denial
 from .identity import CallIdentity
 from .incidents import IncidentLog, incident_record, logger

@@ -36,6 +36,7 @@ from langchain_core.messages import (
 from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
+from ..checks import check_bool, check_int
 from ..compaction import (
     CompactionGate,
     CompactionReport,
@@ -44,7 +45,6 @@ from ..compaction import (
     RapidRefillTracker,
     build_report,
 )
-from ..config import check_bool, check_int
 
 __all__ = ["GuardedSummarizationMiddleware", "SummarizationGuardStatus"]
 

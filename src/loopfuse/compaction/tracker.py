@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from ..config import check_int
+from ..checks import check_int
 
 __all__ = ["CompactionGate", "CompactionStatus", "RapidRefillTracker"]
 

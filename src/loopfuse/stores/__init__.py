@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config import STORE_SCHEMES, redacted
+from ..checks import STORE_SCHEMES, redacted
 from ..errors import ConfigError
 from .base import ALLOWED, Outcome, Store, StoreSpec, StoreUnavailableError
 from .memory import MemoryStore

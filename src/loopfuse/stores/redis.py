@@ -29,7 +29,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError("the Redis store needs redis-py: pip install 'loopfuse[redis]'") from exc
 
 from ..calls import CallKey
-from ..config import redacted
+from ..checks import redacted
 from ..decision import Denial, Kind
 from ..errors import ConfigError
 from .base import ALLOWED, Outcome, StoreSpec, StoreUnavailableError

@@ -1,0 +1,126 @@
+"""Validators for configuration values: each returns the value or raises a ``ConfigError``
+naming the section, the key, the value and what is allowed."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .errors import ConfigError
+from .volatile import MASKS
+
+MAX_REPEATS_ENV = "LOOPFUSE_MAX_REPEATS"
+_PLACEHOLDERS = {"tool": "bash", "count": 7, "limit": 6, "kind": "duplicate"}
+
+
+def fail(section: str, key: str, value: Any, allowed: str) -> ConfigError:
+    return ConfigError(f"[{section}] {key} = {value!r} is not allowed: expected {allowed}")
+
+
+def check_int(section: str, key: str, value: Any, minimum: int) -> int:
+    """``value`` as an int of at least ``minimum`` (a bool is not an int here)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise fail(section, key, value, f"an integer >= {minimum}")
+    return value
+
+
+def check_number(section: str, key: str, value: Any, minimum: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < minimum:
+        raise fail(section, key, value, f"a number >= {minimum}")
+    return float(value)
+
+
+def check_bool(section: str, key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise fail(section, key, value, "true or false")
+    return value
+
+
+def check_names(section: str, key: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, list | tuple | frozenset | set):
+        raise fail(section, key, value, "a list of names")
+    if not all(isinstance(v, str) and v for v in value):
+        raise fail(section, key, value, "a list of non-empty strings")
+    return tuple(value)
+
+
+def check_choice(section: str, key: str, value: Any, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise fail(section, key, value, "one of " + ", ".join(repr(c) for c in choices))
+    return str(value)
+
+
+def check_masks(section: str, key: str, value: Any) -> tuple[str, ...]:
+    names = check_names(section, key, value)
+    if not set(names) <= set(MASKS):
+        raise fail(section, key, value, "a list drawn from " + ", ".join(MASKS))
+    return names
+
+
+def check_optional_int(section: str, key: str, value: Any, minimum: int) -> int | None:
+    return None if value is None else check_int(section, key, value, minimum)
+
+
+def check_optional_str(section: str, key: str, value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise fail(section, key, value, "a string")
+    return value
+
+
+def check_template(section: str, key: str, value: Any) -> str | None:
+    text = check_optional_str(section, key, value)
+    if text is not None:
+        try:
+            text.format(**_PLACEHOLDERS)
+        except (KeyError, IndexError, ValueError) as exc:
+            allowed = "a text whose only placeholders are {tool}, {count}, {limit}, {kind}"
+            raise fail(section, key, value, allowed) from exc
+    return text
+
+
+def resolve_max_repeats(value: Any = None, source: str = "max_repeats") -> int:
+    """The loop brake's limit: ``value``, else ``$LOOPFUSE_MAX_REPEATS``, else 3."""
+    if value is None:
+        raw = os.environ.get(MAX_REPEATS_ENV)
+        if raw is None or raw.strip() == "":
+            return 3
+        value, source = _parse_env_int(raw), f"environment variable {MAX_REPEATS_ENV}"
+        if value is None:
+            raise ConfigError(f"{source} = {raw!r} is not allowed: expected an integer >= 1")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{source} = {value!r} is not allowed: expected an integer >= 1")
+    return value
+
+
+def _parse_env_int(raw: str) -> int | None:
+    try:
+        return int(raw.strip())
+    except ValueError:
+        return None
+
+
+STORE_SCHEMES = ("memory://", "redis://", "rediss://", "unix://")
+STORE_ERROR_POLICIES = ("allow", "deny")
+
+
+def redacted(url: str) -> str:
+    """``url`` without its password, for logs and errors."""
+    scheme, sep, rest = url.partition("://")
+    if "@" in rest:
+        rest = "***@" + rest.rsplit("@", 1)[1]
+    return scheme + sep + rest
+
+
+def check_store_url(section: str, key: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.startswith(STORE_SCHEMES):
+        shown = redacted(value) if isinstance(value, str) else value
+        raise fail(section, key, shown, "a URL starting with " + ", ".join(STORE_SCHEMES))
+    return value
+
+
+def check_store_policy(section: str, key: str, value: Any) -> str:
+    if value not in STORE_ERROR_POLICIES:
+        raise fail(section, key, value, "'allow' (fail open) or 'deny'")
+    return str(value)
