@@ -26,5 +26,7 @@ def run(guarded: bool, calls: int) -> None:
         return call(q=f"item {done}") if done < calls else say("done")
 
     guard = Guard.from_config({"circuit_breaker": {"max_calls_per_agent": 0}})
-    result = asyncio.run(run_claude(script, loopfuse_hooks(guard) if guarded else None, max_turns=calls + 5))
+    hooks = loopfuse_hooks(guard) if guarded else None
+    answer = lambda args: f"answer for {args['q']}"  # noqa: E731 - distinct calls, distinct results
+    result = asyncio.run(run_claude(script, hooks, probe_body=answer, max_turns=calls + 5))
     assert len(result.tool_runs) == calls

@@ -149,14 +149,20 @@ class ResultBook:
         self._pending: dict[int, int] = {}
 
     def pushed(self, key: int, index: int) -> None:
-        """``key`` entered a window as its ``index``-th entry, its result still unknown."""
-        _put(self._pending, key, index, self._size)
+        """``key`` entered a window as its ``index``-th entry, its result still unknown.
+
+        Results arrive right after their call, so only the last few pending entries are
+        kept; an entry whose result comes later than that stays counted as a plain call."""
+        _put(self._pending, key, index, min(self._size, _PENDING))
 
     def take_pending(self, key: int) -> int | None:
         return self._pending.pop(key, None)
 
     def remember(self, key: int, result: int) -> None:
         _put(self.last, key, result, self._size)
+
+
+_PENDING = 32
 
 
 def _put(table: dict[int, int], key: int, value: int, bound: int) -> None:
