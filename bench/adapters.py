@@ -2,7 +2,8 @@
 
 Each module in bench/adapter_hosts/ exposes ``HOST`` (a name) and
 ``run(guarded: bool, calls: int) -> None``, which performs a scripted run of the host's
-real framework making ``calls`` tool calls (all distinct, so the guard allows them all).
+real framework making ``calls`` tool calls, all distinct with distinct results (so the
+guard allows them all: distinct calls that all returned the same result would be a loop).
 A host whose extra is not installed is reported and skipped.
 
     python bench/adapters.py [--calls 200] [--repeats 5]

@@ -41,7 +41,7 @@ class _Scripted(BaseLlm):
 
 def probe(q: str) -> dict[str, Any]:
     """Look something up."""
-    return {"result": "ok"}
+    return {"result": f"weather for {q}"}
 
 
 async def _run(guarded: bool, calls: int) -> None:

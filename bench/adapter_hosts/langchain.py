@@ -41,7 +41,7 @@ class _Scripted(BaseChatModel):
 @tool
 def search(q: str) -> str:
     """Search."""
-    return "result"
+    return f"result for {q}"
 
 
 def run(guarded: bool, calls: int) -> None:

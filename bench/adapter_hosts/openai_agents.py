@@ -45,7 +45,7 @@ class _Scripted(Model):
 
 def search(q: str) -> str:
     """Search."""
-    return "result"
+    return f"result for {q}"
 
 
 def run(guarded: bool, calls: int) -> None:

@@ -8,7 +8,7 @@ HOST = "plain"
 
 
 def search(q: str) -> str:
-    return "result"
+    return f"result for {q}"
 
 
 def run(guarded: bool, calls: int) -> None:

@@ -29,7 +29,7 @@ def _scripted(calls: int) -> FunctionModel:
 
 def search(q: str) -> str:
     """Search."""
-    return "result"
+    return f"result for {q}"
 
 
 def run(guarded: bool, calls: int) -> None:

@@ -39,7 +39,7 @@ class _Probe(Tool):
     output_type = "string"
 
     def forward(self, q: str) -> str:
-        return "ok"
+        return f"result for {q}"
 
 
 def run(guarded: bool, calls: int) -> None:

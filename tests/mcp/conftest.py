@@ -42,7 +42,9 @@ def incident_log(tmp_path: Path) -> Path:
 @pytest.fixture
 def config_file(tmp_path: Path) -> Path:
     path = tmp_path / "loopfuse.toml"
-    path.write_text("[circuit_breaker]\nduplicate_limit = 3\nresult_limit = 3\n\n[guard]\nabort_after_denials = 0\n")
+    path.write_text(
+        "[circuit_breaker]\nduplicate_limit = 3\nresult_limit = 3\n\n[guard]\nabort_after_denials = 0\n"
+    )
     return path
 
 
