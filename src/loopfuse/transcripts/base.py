@@ -62,8 +62,8 @@ def json_lines(path: Path, tally: ReadTally, wanted: tuple[str, ...] = ()) -> It
                     tally.malformed += 1  # a damaged line, though not one we needed
                 continue
             try:
-                row = json.loads(line)
-            except ValueError:
+                row = _decode(line.decode("utf-8"))
+            except ValueError:  # UnicodeDecodeError included
                 if line.strip():
                     tally.malformed += 1
                 continue
@@ -71,6 +71,9 @@ def json_lines(path: Path, tally: ReadTally, wanted: tuple[str, ...] = ()) -> It
                 yield row
             else:
                 tally.malformed += 1
+
+
+_decode = json.JSONDecoder().decode  # no per-line encoding detection, unlike json.loads(bytes)
 
 
 def _mentions(line: bytes, needles: tuple[bytes, ...]) -> bool:
@@ -130,7 +133,7 @@ def parse_time(value: Any) -> float | None:
     if not isinstance(value, str) or not value:
         return None
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        return datetime.fromisoformat(value).timestamp()  # 3.11+ reads a trailing "Z" itself
     except ValueError:
         return None
 

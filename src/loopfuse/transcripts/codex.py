@@ -39,29 +39,25 @@ def looks_codex(row: dict[str, Any]) -> bool:
 def read_codex(path: Path, tally: ReadTally) -> Iterator[ToolCall]:
     queue = CallQueue(path.stem)
     for row in json_lines(path, tally, _WANTED):
-        item, time = _item(row)
-        if item is None:
-            continue
+        item = _item(row)
         kind = item.get("type")
         if kind == "session_meta" and isinstance(item.get("id"), str):
             queue.run = item["id"]
         elif kind in _CALLS:
+            time = parse_time(row.get("timestamp"))
             yield from queue.add(item.get("call_id"), "main", *_call(item), time)
         elif kind in _OUTPUTS:
             yield from queue.resolve(item.get("call_id"), *_output(item.get("output")))
     yield from queue.drain()
 
 
-def _item(row: dict[str, Any]) -> tuple[dict[str, Any] | None, float | None]:
-    time = parse_time(row.get("timestamp"))
-    if "payload" in row and isinstance(row["payload"], dict):
-        payload = dict(row["payload"])
-        if row.get("type") == "session_meta":
-            payload["type"] = "session_meta"
-        return payload, time
+def _item(row: dict[str, Any]) -> dict[str, Any]:
+    payload = row.get("payload")
+    if isinstance(payload, dict):
+        return {**payload, "type": "session_meta"} if row.get("type") == "session_meta" else payload
     if "instructions" in row and isinstance(row.get("id"), str):
-        return {"type": "session_meta", "id": row["id"]}, time
-    return row, time
+        return {"type": "session_meta", "id": row["id"]}
+    return row
 
 
 def _call(item: dict[str, Any]) -> tuple[str, Any]:
@@ -82,7 +78,7 @@ def _output(output: Any) -> tuple[Any, bool | None]:
     if not isinstance(output, str):
         return output, None
     try:
-        decoded = json.loads(output)
+        decoded = json.loads(output) if output.startswith("{") else None
     except ValueError:
         decoded = None
     if isinstance(decoded, dict) and "output" in decoded:
