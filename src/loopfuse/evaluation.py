@@ -1,9 +1,13 @@
-"""Scoring guard configurations on a labeled corpus (the format of the dev corpus).
+"""Scoring guard configurations, and the published baselines, on a labeled corpus (the
+format of the dev corpus).
 
-Each trajectory is replayed call by call through a fresh guard, every agent role on its
-own. A loop is caught when the run's first denial falls at or after ``loop_start``
-(the calls from ``loop_start`` up to that denial are the calls it took); any denial in a
-healthy run, or before ``loop_start`` in a loop run, is a false positive.
+Each trajectory is replayed call by call, every agent role on its own. A loop is caught
+when the run's first denial falls at or after ``loop_start`` (the calls from
+``loop_start`` up to that denial are the calls it took); any denial in a healthy run, or
+before ``loop_start`` in a loop run, is a false positive.
+
+A *detector* maps a trajectory's calls to the step of its first denial (None: never).
+A guard configuration is one (:func:`guard_detector`); the three baselines are others.
 """
 
 from __future__ import annotations
@@ -15,15 +19,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .calls import canonical_json
 from .guard import Guard
 from .replay import replay_calls
 from .transcripts.base import ReadTally
 from .transcripts.detect import read_path
 from .transcripts.model import ToolCall
 
-__all__ = ["Labeled", "Score", "TrajectoryResult", "format_table", "load_corpus", "score", "score_many"]
+__all__ = [
+    "Comparison",
+    "Labeled",
+    "Score",
+    "TrajectoryResult",
+    "baselines",
+    "compare",
+    "format_table",
+    "guard_detector",
+    "identical_in_a_row",
+    "identical_pairs",
+    "load_corpus",
+    "score",
+    "score_detector",
+    "score_many",
+]
 
 GuardFactory = Callable[[], Guard]
+Detector = Callable[[Sequence[ToolCall]], int | None]
 
 
 @dataclass(frozen=True)
@@ -62,6 +83,17 @@ class Score:
     def median_calls_after_start(self) -> float | None:
         return statistics.median(self.delays) if self.delays else None
 
+    @property
+    def healthy_denied(self) -> int:
+        return sum(r.false_positive for r in self.results if r.label != "loop")
+
+    @property
+    def early(self) -> int:
+        return sum(r.false_positive for r in self.results if r.label == "loop")
+
+    def delays_by_run(self) -> dict[str, int]:
+        return {r.name: r.calls_after_start for r in self.results if r.calls_after_start is not None}
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "config": self.name,
@@ -70,6 +102,8 @@ class Score:
             "median_calls_after_loop_start": self.median_calls_after_start,
             "healthy": self.healthy,
             "false_positives": self.false_positives,
+            "healthy_denied": self.healthy_denied,
+            "denied_before_loop_start": self.early,
         }
 
 
@@ -89,11 +123,67 @@ def load_corpus(folder: str | Path, labels_path: str | Path, tally: ReadTally | 
     return corpus
 
 
-def judge(item: Labeled, guard: Guard) -> TrajectoryResult:
-    """Where ``guard`` first denies in one trajectory, and what that means for its label."""
-    reports = replay_calls(item.calls, guard)
-    steps = [d.step for r in reports for d in r.denials]
-    first = min(steps) if steps else None
+def guard_detector(factory: GuardFactory) -> Detector:
+    """A fresh guard per trajectory, results reported after allowed calls as adapters do."""
+
+    def first(calls: Sequence[ToolCall]) -> int | None:
+        steps = [d.step for r in replay_calls(calls, factory()) for d in r.denials]
+        return min(steps) if steps else None
+
+    return first
+
+
+def identical_in_a_row(limit: int) -> Detector:
+    """Baseline: deny the ``limit``-th identical call in a row (per agent)."""
+
+    def first(calls: Sequence[ToolCall]) -> int | None:
+        return _per_agent(calls, lambda c: (c.tool, canonical_json(c.args)), limit, stop_after=False)
+
+    return first
+
+
+def identical_pairs(limit: int) -> Detector:
+    """Baseline: stop an agent once its last ``limit`` (action, observation) pairs are
+    identical; its next call is the first one prevented."""
+
+    def first(calls: Sequence[ToolCall]) -> int | None:
+        return _per_agent(
+            calls, lambda c: (c.tool, canonical_json(c.args), c.result, c.ok), limit, stop_after=True
+        )
+
+    return first
+
+
+def _per_agent(
+    calls: Sequence[ToolCall], identity: Callable[[ToolCall], object], limit: int, *, stop_after: bool
+) -> int | None:
+    streaks: dict[str, tuple[object, int]] = {}
+    stopped: set[str] = set()
+    for call in calls:
+        if call.agent in stopped:
+            return call.step
+        previous, streak = streaks.get(call.agent, (None, 0))
+        key = identity(call)
+        streak = streak + 1 if key == previous else 1
+        streaks[call.agent] = (key, streak)
+        if streak >= limit:
+            if not stop_after:
+                return call.step
+            stopped.add(call.agent)
+    return None
+
+
+def baselines() -> list[tuple[str, Detector]]:
+    """The three baselines of the evaluation, from their public descriptions."""
+    return [
+        ("baseline: 5th identical in a row", identical_in_a_row(5)),
+        ("baseline: 4th identical in a row", identical_in_a_row(4)),
+        ("baseline: 4 identical action+result", identical_pairs(4)),
+    ]
+
+
+def verdict(item: Labeled, first: int | None) -> TrajectoryResult:
+    """What a first denial at step ``first`` means for one trajectory's label."""
     if item.label != "loop" or item.loop_start is None:
         return TrajectoryResult(item.name, item.label, first, False, None, first is not None)
     if first is None:
@@ -103,11 +193,11 @@ def judge(item: Labeled, guard: Guard) -> TrajectoryResult:
     return TrajectoryResult(item.name, item.label, first, caught, after, not caught)
 
 
-def score(name: str, factory: GuardFactory, corpus: Iterable[Labeled]) -> Score:
-    """One configuration on the corpus; ``factory`` makes a fresh guard per trajectory."""
+def score_detector(name: str, detector: Detector, corpus: Iterable[Labeled]) -> Score:
+    """One detector on the corpus."""
     result = Score(name)
     for item in corpus:
-        outcome = judge(item, factory())
+        outcome = verdict(item, detector(item.calls))
         result.results.append(outcome)
         if item.label == "loop":
             result.loops += 1
@@ -120,19 +210,65 @@ def score(name: str, factory: GuardFactory, corpus: Iterable[Labeled]) -> Score:
     return result
 
 
+def score(name: str, factory: GuardFactory, corpus: Iterable[Labeled]) -> Score:
+    """One configuration on the corpus; ``factory`` makes a fresh guard per trajectory."""
+    return score_detector(name, guard_detector(factory), corpus)
+
+
 def score_many(factories: Sequence[tuple[str, GuardFactory]], corpus: Sequence[Labeled]) -> list[Score]:
     """Several named configurations on one corpus, in the order given."""
     return [score(name, factory, corpus) for name, factory in factories]
 
 
+@dataclass(frozen=True)
+class Comparison:
+    """Two scores on the loops both catch: medians, and per loop who denied first."""
+
+    common: int
+    ours: float | None
+    theirs: float | None
+    earlier: int
+    tied: int
+    later: int
+
+    def describe(self) -> str:
+        if not self.common:
+            return "no loop caught by both"
+        return (
+            f"on the {self.common} loops both catch: median {self.ours:g} against {self.theirs:g}; "
+            f"earlier on {self.earlier}, tied on {self.tied}, later on {self.later}"
+        )
+
+
+def compare(ours: Score, theirs: Score) -> Comparison:
+    """``ours`` against ``theirs`` on the loops both catch."""
+    mine, other = ours.delays_by_run(), theirs.delays_by_run()
+    common = sorted(set(mine) & set(other))
+    if not common:
+        return Comparison(0, None, None, 0, 0, 0)
+    return Comparison(
+        len(common),
+        statistics.median(mine[r] for r in common),
+        statistics.median(other[r] for r in common),
+        sum(mine[r] < other[r] for r in common),
+        sum(mine[r] == other[r] for r in common),
+        sum(mine[r] > other[r] for r in common),
+    )
+
+
 def format_table(scores: Iterable[Score]) -> str:
-    """The comparison table: loops caught, median calls after loop_start, false positives."""
+    """The comparison table: loops caught, median calls after loop_start, false positives
+    (healthy runs denied, and loop runs denied before ``loop_start``)."""
     header = (
-        f"{'configuration':<28} {'loops caught':>13} {'median calls after start':>25} {'false positives':>16}"
+        f"{'configuration':<36} {'loops caught':>13} {'median after start':>19} "
+        f"{'false positives':>16} {'healthy':>8} {'early':>6}"
     )
     lines = [header, "-" * len(header)]
     for s in scores:
         median = "-" if s.median_calls_after_start is None else f"{s.median_calls_after_start:g}"
         fp = f"{s.false_positives}/{s.loops + s.healthy}"
-        lines.append(f"{s.name:<28} {f'{s.caught}/{s.loops}':>13} {median:>25} {fp:>16}")
+        lines.append(
+            f"{s.name:<36} {f'{s.caught}/{s.loops}':>13} {median:>19} {fp:>16} "
+            f"{s.healthy_denied:>8} {s.early:>6}"
+        )
     return "\n".join(lines)

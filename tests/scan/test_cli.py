@@ -74,8 +74,26 @@ def test_eval_prints_the_table_on_the_dev_corpus(cli, corpus: Path, tmp_path: Pa
     assert done.returncode == 0, done.stderr
     assert "49 labeled runs" in done.stdout
     row = next(line for line in done.stdout.splitlines() if line.startswith("brake.toml"))
-    caught, _median, fp = row.split()[1:]
+    caught, _median, fp, healthy, early = row.split()[1:]
     assert caught.endswith("/24") and int(caught.split("/")[0]) >= 15 and fp.endswith("/49")
+    assert int(healthy) + int(early) == int(fp.split("/")[0])
+
+
+def test_eval_compares_with_the_baselines(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    rows = [{"meta": {"id": "loop"}}] + [
+        {"step": i, "tool": "goto", "args": {"command": "goto 72"}, "output_excerpt": "same", "agent": "a"}
+        for i in range(8)
+    ]
+    (tmp_path / "loop.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "labels.json").write_text(json.dumps({"loop": {"label": "loop", "loop_start": 0}}))
+    done = cli("eval", str(tmp_path), "--labels", str(tmp_path / "labels.json"), "--baselines")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    in_a_row = next(line for line in lines if line.startswith("baseline: 4th identical in a row"))
+    assert in_a_row.split()[-5:] == ["1/1", "3", "0/1", "0", "0"]
+    assert any(
+        "against baseline: 5th identical in a row: on the 1 loops both catch" in line for line in lines
+    )
 
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed")

@@ -5,8 +5,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from loopfuse.evaluation import format_table, load_corpus, score_many
+from loopfuse.evaluation import (
+    Labeled,
+    compare,
+    format_table,
+    identical_in_a_row,
+    identical_pairs,
+    load_corpus,
+    score,
+    score_detector,
+    score_many,
+)
 from loopfuse.guard import Guard
+from loopfuse.transcripts.model import ToolCall
 
 
 def _write_run(folder: Path, name: str, tools: list[str]) -> None:
@@ -44,3 +55,38 @@ def test_defaults_on_the_dev_corpus(corpus: Path) -> None:
     (score,) = score_many([("defaults", Guard)], items)
     assert score.loops == 24 and score.healthy == 25
     assert 0 < score.caught <= 24 and score.median_calls_after_start is not None
+
+
+def _calls(rows: list[tuple[str, str, str]]) -> tuple[ToolCall, ...]:
+    """(agent, command, output) rows as recorded calls, one step each."""
+    return tuple(
+        ToolCall(run="r", agent=a, step=i, tool=cmd.split()[0], args={"command": cmd}, result=out)
+        for i, (a, cmd, out) in enumerate(rows)
+    )
+
+
+def test_in_a_row_baseline_counts_each_agent_on_its_own() -> None:
+    rows = [("a", "ls", "x"), ("b", "ls", "x"), ("a", "ls", "x"), ("b", "pwd", "y"), ("a", "ls", "x")]
+    assert identical_in_a_row(3)(_calls(rows)) == 4
+    assert identical_in_a_row(4)(_calls(rows)) is None
+
+
+def test_pairs_baseline_stops_the_call_after_the_identical_pairs() -> None:
+    new_output = [("a", "scroll", str(i)) for i in range(6)]
+    assert identical_pairs(2)(_calls(new_output)) is None
+    same_output = [("a", "goto 1", "s"), ("a", "goto 1", "s"), ("b", "ls", ""), ("a", "open f", "t")]
+    assert identical_pairs(2)(_calls(same_output)) == 3
+
+
+def test_compare_counts_earlier_tied_and_later_on_common_loops() -> None:
+    def labeled(name: str, n: int) -> Labeled:
+        return Labeled(name, _calls([("a", "x", "same")] * n), "loop", 0)
+
+    corpus = [labeled("short", 5), labeled("long", 9)]
+    brake = score("brake 2", lambda: Guard.from_config({"loop_brake": {"max_repeats": 2}}), corpus)
+    baseline = score_detector("5 in a row", identical_in_a_row(5), corpus)
+    comparison = compare(brake, baseline)
+    assert (comparison.common, comparison.earlier, comparison.tied, comparison.later) == (2, 2, 0, 0)
+    assert (comparison.ours, comparison.theirs) == (2, 4)
+    assert "on the 2 loops both catch" in comparison.describe()
+    assert compare(brake, score_detector("never", lambda calls: None, corpus)).common == 0

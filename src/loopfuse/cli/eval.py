@@ -1,5 +1,6 @@
-"""``loopfuse eval DIR --labels labels.json [--config FILE]...``: score guard
-configurations on a labeled corpus and print the comparison table."""
+"""``loopfuse eval DIR --labels labels.json [--config FILE]... [--baselines]``: score
+guard configurations (and the published baselines) on a labeled corpus and print the
+comparison table."""
 
 from __future__ import annotations
 
@@ -9,7 +10,16 @@ import os
 from collections.abc import Sequence
 
 from ..errors import ConfigError
-from ..evaluation import GuardFactory, format_table, load_corpus, score_many
+from ..evaluation import (
+    GuardFactory,
+    Score,
+    baselines,
+    compare,
+    format_table,
+    load_corpus,
+    score_detector,
+    score_many,
+)
 from ..guard import Guard
 from ..transcripts.base import ReadTally
 from .common import shadow_guard, usage_error
@@ -21,6 +31,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--labels", required=True, help="labels.json (label and loop_start per run)")
     parser.add_argument(
         "--config", action="append", default=[], help="a guard configuration; repeat to compare several"
+    )
+    parser.add_argument(
+        "--baselines",
+        action="store_true",
+        help="add the three baselines and compare the first configuration with each",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(run=run)
@@ -38,13 +53,20 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         return usage_error(f"cannot read the labels {args.labels}: {exc}")
     scores = score_many(factories, corpus)
+    others = [score_detector(name, d, corpus) for name, d in baselines()] if args.baselines else []
     if args.json:
-        print(json.dumps([s.as_dict() for s in scores], indent=2))
+        print(json.dumps([s.as_dict() for s in scores + others], indent=2))
     else:
         print(f"{len(corpus)} labeled runs in {args.folder}")
-        print(format_table(scores))
+        print(format_table(scores + others))
+        _print_comparisons(scores[0], others)
         print(tally.summary())
     return 0
+
+
+def _print_comparisons(ours: Score, others: Sequence[Score]) -> None:
+    for other in others:
+        print(f"{ours.name} against {other.name}: {compare(ours, other).describe()}")
 
 
 def _factories(paths: Sequence[str]) -> list[tuple[str, GuardFactory]]:
