@@ -6,7 +6,7 @@ from array import array
 from collections import deque
 from dataclasses import dataclass
 
-__all__ = ["AgentState", "CountingWindow", "CycleTrack", "ResultBook", "ToolResult"]
+__all__ = ["AgentState", "CountingWindow", "CycleTrack", "RecentDigests", "ResultBook", "ToolResult"]
 
 
 class CountingWindow:
@@ -137,15 +137,104 @@ class ToolResult:
     error: int
 
 
+class RecentDigests:
+    """The latest digest of each key updated among the last ``size`` updates.
+
+    A flat open-addressing table (keys, digests, and the update number that wrote each)
+    plus a ring of the keys in update order: a key is dropped once ``size`` newer updates
+    arrived, about 8 KiB for 200 keys instead of about 33 KiB as a dict of ints. With one
+    result per call, a key dropped this way has no entry left in a window of ``size``.
+    """
+
+    __slots__ = ("_digests", "_keys", "_mask", "_ring", "_size", "_stamps", "_updates", "_used")
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._updates = 0
+        self._ring = array("q")
+        self._keys = array("q", bytes(8 * 8))
+        self._digests = array("q", bytes(8 * 8))
+        self._stamps = array("q", bytes(8 * 8))
+        self._mask = 7
+        self._used = 0
+
+    def __len__(self) -> int:
+        return self._used
+
+    def get(self, key: int) -> int | None:
+        i = _probe(self._keys, self._mask, key)
+        return self._digests[i] if self._keys[i] else None
+
+    def put(self, key: int, digest: int) -> None:
+        """Set ``key``'s digest; the key updated ``size`` updates ago goes if not updated since."""
+        self._updates += 1
+        self._ring[self._forget_oldest()] = key
+        i = _probe(self._keys, self._mask, key)
+        if not self._keys[i]:
+            self._keys[i] = key
+            self._used += 1
+        self._digests[i], self._stamps[i] = digest, self._updates
+        if 5 * self._used > 4 * (self._mask + 1):  # up to 4/5 full: read once per call, written once
+            self._grow()
+
+    def _forget_oldest(self) -> int:
+        """Drop the key updated ``size`` updates ago unless updated since; its ring position."""
+        ring = self._ring
+        pos = (self._updates - 1) % self._size
+        if len(ring) < self._size:
+            ring.append(0)
+            return pos
+        oldest = ring[pos]
+        if oldest:
+            i = _probe(self._keys, self._mask, oldest)
+            if self._keys[i] and self._stamps[i] == self._updates - self._size:
+                self._remove_slot(i)
+                self._used -= 1
+        return pos
+
+    def _remove_slot(self, i: int) -> None:
+        """Backward-shift deletion: keep every probe chain unbroken."""
+        keys, mask = self._keys, self._mask
+        j = i
+        while True:
+            j = (j + 1) & mask
+            k = keys[j]
+            if k == 0:
+                break
+            if not _cyclically_between(k & mask, i, j):
+                keys[i], self._digests[i], self._stamps[i] = k, self._digests[j], self._stamps[j]
+                i = j
+        keys[i] = self._digests[i] = self._stamps[i] = 0
+
+    def _grow(self) -> None:
+        live = [e for e in zip(self._keys, self._digests, self._stamps, strict=True) if e[0]]
+        slots = 2 * (self._mask + 1)
+        self._keys, self._digests, self._stamps = (array("q", bytes(8 * slots)) for _ in range(3))
+        self._mask = slots - 1
+        for key, digest, stamp in live:
+            i = _probe(self._keys, self._mask, key)
+            self._keys[i], self._digests[i], self._stamps[i] = key, digest, stamp
+
+
+def _probe(keys: array[int], mask: int, key: int) -> int:
+    """The slot holding ``key``, or the empty slot where it would go."""
+    i = key & mask
+    while True:
+        k = keys[i]
+        if k == key or k == 0:
+            return i
+        i = (i + 1) & mask
+
+
 class ResultBook:
     """The last result digest of each recent call key, and where its latest unsettled
-    window entry sits; both bounded to ``size`` keys (oldest dropped first)."""
+    window entry sits; both bounded (see ``RecentDigests``; at most 32 pending)."""
 
     __slots__ = ("_pending", "_size", "last")
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self.last: dict[int, int] = {}
+        self.last = RecentDigests(size)
         self._pending: dict[int, int] = {}
 
     def pushed(self, key: int, index: int) -> None:
@@ -159,7 +248,7 @@ class ResultBook:
         return self._pending.pop(key, None)
 
     def remember(self, key: int, result: int) -> None:
-        _put(self.last, key, result, self._size)
+        self.last.put(key, result)
 
 
 _PENDING = 32

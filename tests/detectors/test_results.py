@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from loopfuse import Guard
+from loopfuse.calls import CallKey
 
 from .conftest import run
 
@@ -56,8 +57,25 @@ def test_result_is_never_stored() -> None:
     secret = "canary-secret-value-0xdeadbeef"
     run(guard, "bash", {"command": "cat"}, secret)
     state = guard._store._agents.get("a")  # type: ignore[attr-defined]
-    assert all(isinstance(v, int) for v in state.results.last.values())
-    assert secret not in repr(state.results.last)
+    key = CallKey.of("bash", {"command": "cat"})
+    assert key is not None and state.results.last.get(key.key) is not None
+    assert not any(secret[:12] in text for text in _strings_in(state))
+
+
+def _strings_in(obj: object, depth: int = 0) -> list[str]:
+    """Every string and bytes value reachable from ``obj`` through slots and containers."""
+    if depth > 6:
+        return []
+    if isinstance(obj, str | bytes):
+        return [obj if isinstance(obj, str) else obj.decode("latin-1")]
+    if isinstance(obj, dict):
+        items: list[object] = [*obj.keys(), *obj.values()]
+    elif isinstance(obj, list | tuple | set | frozenset):
+        items = list(obj)
+    else:
+        names = [n for cls in type(obj).__mro__ for n in getattr(cls, "__slots__", ())]
+        items = [getattr(obj, n, None) for n in names if n != "__weakref__"]
+    return [s for item in items for s in _strings_in(item, depth + 1)]
 
 
 def test_unserializable_result_fails_open() -> None:
