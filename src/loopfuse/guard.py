@@ -28,6 +28,7 @@ from .wrapping import guarded
 __all__ = ["Guard"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+_AWAITING = 16  # allowed calls whose results are awaited (parallel calls of one turn)
 
 
 class Guard:
@@ -65,6 +66,7 @@ class Guard:
         self.listeners: list[GuardListener] = list(listeners)
         self._stats = GuardStats()
         self._allow_cache: dict[str, Decision] = {}
+        self._awaiting: dict[int, tuple[Any, str, CallKey]] | None = None
         spec = _store_spec(self.config, breakers, clock)
         self._store: Store = open_store(store or self.config.store.url, spec)
         policy = on_store_error or self.config.store.on_store_error
@@ -96,7 +98,7 @@ class Guard:
             outcome = self._store.decide(agent, call)
         except StoreUnavailableError as exc:
             return self._store_failed(tool, agent, exc)
-        return self._decision(tool, agent, self._store_answered(outcome))
+        return self._awaiting_result(args, call, self._decision(tool, agent, self._store_answered(outcome)))
 
     async def acheck(self, tool: str, args: Any = None, agent: Any = "default") -> Decision:
         """``check`` for async hosts."""
@@ -107,7 +109,7 @@ class Guard:
             outcome = await self._store.adecide(agent, call)
         except StoreUnavailableError as exc:
             return self._store_failed(tool, agent, exc)
-        return self._decision(tool, agent, self._store_answered(outcome))
+        return self._awaiting_result(args, call, self._decision(tool, agent, self._store_answered(outcome)))
 
     def record_result(
         self,
@@ -124,7 +126,7 @@ class Guard:
         Only a digest of the result is kept, never the result. Never raises: a result
         that cannot be judged is ignored (fail open).
         """
-        call = self._call_key(tool, args, agent, count=False)
+        call = self._checked_key(tool, args) or self._call_key(tool, args, agent, count=False)
         observe = getattr(self._store, "record_result", None)
         if call is None or observe is None:
             return
@@ -187,6 +189,27 @@ class Guard:
         if call is None:
             self._fail_open("unserializable", tool, agent, checked=count)
         return call
+
+    def _awaiting_result(self, args: Any, call: CallKey, decision: Decision) -> Decision:
+        """Keep an allowed call's key for its result, once this guard receives results:
+        ``record_result`` with the same arguments object then needs no second serialization
+        and sees the call as it was checked even if the tool changed its arguments."""
+        awaiting = self._awaiting
+        if awaiting is not None and decision.allowed and args is not None:
+            awaiting[id(args)] = (args, call.tool, call)
+            if len(awaiting) > _AWAITING:
+                del awaiting[next(iter(awaiting))]
+        return decision
+
+    def _checked_key(self, tool: str, args: Any) -> CallKey | None:
+        awaiting = self._awaiting
+        if awaiting is None:
+            self._awaiting = {}
+            return None
+        entry = awaiting.pop(id(args), None)
+        if entry is None or entry[0] is not args or entry[1] != tool:
+            return None
+        return entry[2]
 
     def _allowed(self, tool: str) -> Decision:
         """The (immutable, shared) allowing decision for ``tool``."""

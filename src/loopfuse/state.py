@@ -53,12 +53,6 @@ class CountingWindow:
             self._decrement(oldest)
         self._increment(key)
 
-    def newest(self) -> int:
-        """The key pushed last (0 when empty)."""
-        if not self._ring:
-            return 0
-        return self._ring[(self._pos - 1) % self._size] if len(self._ring) == self._size else self._ring[-1]
-
     def replace(self, index: int, key: int) -> bool:
         """Re-key the entry pushed as the ``index``-th (from 0) if it is still in the window."""
         if not 0 <= self.pushed - 1 - index < len(self._ring):
@@ -278,6 +272,8 @@ class AgentState:
 
     __slots__ = (
         "__weakref__",
+        "awaited",
+        "awaited_index",
         "calls",
         "cycle",
         "denials_in_row",
@@ -289,6 +285,7 @@ class AgentState:
         "near",
         "near_results",
         "reported",
+        "result_index",
         "results",
         "run_key",
         "run_len",
@@ -306,6 +303,9 @@ class AgentState:
         self.calls = 0
         self.window = CountingWindow(window)
         self.results = ResultBook(window)
+        self.awaited = 0
+        self.awaited_index = -1
+        self.result_index = -1
         self.run_key = 0
         self.run_len = 0
         self.run_result = 0
@@ -325,3 +325,21 @@ class AgentState:
         self.denials_in_row = 0
         self.reported: frozenset[str] = frozenset()
         self.seen = 0.0
+
+    def await_result(self, key: int) -> None:
+        """An allowed call now awaits its result. Until the agent's first result only its
+        newest call is remembered (no bookkeeping for hosts that never report results)."""
+        index = self.window.pushed - 1
+        if self.results.last:
+            self.results.pushed(key, index)
+        else:
+            self.awaited, self.awaited_index = key, index
+
+    def awaited_entry(self, key: int) -> int | None:
+        """The window index of the allowed call ``key`` whose result this is, taken off
+        the awaited calls; None when no allowed call of ``key`` awaits a result."""
+        index = self.results.take_pending(key)
+        if index is None and key == self.awaited:
+            index = self.awaited_index
+        self.awaited = 0
+        return index

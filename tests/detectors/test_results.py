@@ -5,7 +5,7 @@ from __future__ import annotations
 from loopfuse import Guard
 from loopfuse.calls import CallKey
 
-from .conftest import run
+from .conftest import ONLY_NEW, run
 
 
 def test_without_results_the_seventh_identical_call_is_denied() -> None:
@@ -94,3 +94,42 @@ def test_result_aware_loop_brake_resets_on_new_result() -> None:
 def test_plain_loop_brake_ignores_results() -> None:
     guard = Guard.from_config({"loop_brake": {"max_repeats": 3}})
     assert [run(guard, "scroll_down", {}, f"page {i}") for i in range(4)] == [True] * 3 + [False]
+
+
+def _report_whatever_came_back(guard: Guard, tool: str, args: dict[str, str], output: str) -> bool:
+    """A host that reports each step's text, the denial text included, as the result."""
+    decision = guard.check(tool, args, "a")
+    guard.record_result(tool, args, output if decision.allowed else decision.message, "a")
+    return decision.allowed
+
+
+def test_reporting_a_denial_as_a_result_never_re_allows_the_call() -> None:
+    for config in ({}, {"loop_brake": {"max_repeats": 3, "result_aware": True}}):
+        guard = Guard.from_config(config)
+        allowed = [
+            _report_whatever_came_back(guard, "goto", {"line": "72"}, "same screen") for _ in range(12)
+        ]
+        first_denied = allowed.index(False)
+        assert allowed[first_denied:] == [False] * (12 - first_denied), config
+
+
+def test_a_result_reported_twice_counts_once() -> None:
+    guard = Guard.from_config({"circuit_breaker": {"same_result_limit": 3}, **ONLY_NEW})
+    args = {"command": "goto 72"}
+    for _ in range(3):
+        assert guard.check("goto", args, "a").allowed
+        guard.record_result("goto", args, "same", "a")
+        guard.record_result("goto", args, "other", "a")  # a second report of the same call: ignored
+    assert not guard.check("goto", args, "a").allowed
+
+
+def test_a_tool_that_changes_its_arguments_gets_its_result_counted() -> None:
+    guard = Guard.from_config({"circuit_breaker": {"same_result_limit": 3}, **ONLY_NEW})
+    guard.record_result("warmup", {}, "", "a")  # the guard now receives results
+    allowed = []
+    for _ in range(5):
+        args = {"command": "goto 72"}
+        allowed.append(guard.check("goto", args, "a").allowed)
+        args["cursor"] = "changed by the tool"  # mutated in place while the call ran
+        guard.record_result("goto", args, "same", "a")
+    assert allowed == [True, True, True, False, False]

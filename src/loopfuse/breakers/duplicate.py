@@ -68,10 +68,7 @@ class WindowBreaker:
         return None
 
     def record(self, state: AgentState, call: CallKey) -> None:
-        window = state.window
-        window.push(call.key)
-        if self.result_aware and state.results.last:  # only once this agent reports results
-            state.results.pushed(call.key, window.pushed - 1)
+        state.window.push(call.key)
         if state.run_key == call.key:
             state.run_len += 1
         else:
@@ -84,11 +81,7 @@ class WindowBreaker:
         """Re-key the call's entry by its result, so equal results count together."""
         if not self.result_aware:
             return
-        index = state.results.take_pending(call.key)
-        if index is None and state.window.newest() == call.key:  # the agent's first result
-            index = state.window.pushed - 1
-        if index is not None:
-            state.window.replace(index, pair_key(call.key, result.digest))
+        state.window.replace(state.result_index, pair_key(call.key, result.digest))
         if call.key == state.run_key:
             same = result.digest == state.run_result
             state.run_stale = state.run_stale + 1 if same else 1

@@ -171,6 +171,7 @@ class MemoryStore:
             state.denials_in_row = 0
             for breaker in self._breakers:
                 breaker.record(state, call)
+            state.await_result(call.key)
         return ALLOWED
 
     async def adecide(self, agent: Any, call: CallKey) -> Outcome | None:
@@ -182,6 +183,10 @@ class MemoryStore:
             state = self._agents.get(agent)
             if state is None:
                 return False
+            index = state.awaited_entry(call.key)
+            if index is None:
+                return True  # not an allowed call awaiting its result (a denied one, or reported twice)
+            state.result_index = index
             for breaker in self._breakers:
                 breaker.observe(state, call, result)
             state.results.remember(call.key, result.digest)
