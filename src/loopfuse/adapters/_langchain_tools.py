@@ -10,6 +10,8 @@ middleware's ``before_model`` hook ends the run (``jump_to: "end"``) with a fina
 
 Scope: the LangGraph thread id, else the run (the id of the run's first message), plus
 the parent checkpoint namespace so that a sub-agent run inside a tool has its own state.
+A run's state goes when the run ends (``after_agent``); a thread's stays, since the
+conversation may continue in the next invocation.
 Parallel tool calls of one model turn run as separate LangGraph tasks; each is checked
 when the host starts it, and the guard's lock keeps counts exact.
 """
@@ -21,6 +23,7 @@ from typing import Any, Literal
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
@@ -73,6 +76,14 @@ class LoopfuseMiddleware(AgentMiddleware):
         self._record(tool, args, agent, result)
         return result
 
+    def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        self._forget_run(state, runtime)
+        return None
+
+    async def aafter_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        self._forget_run(state, runtime)
+        return None
+
     @hook_config(can_jump_to=["end"])
     def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         return _end_if_stopped(state.get("messages", ()))
@@ -80,6 +91,12 @@ class LoopfuseMiddleware(AgentMiddleware):
     @hook_config(can_jump_to=["end"])
     async def abefore_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         return _end_if_stopped(state.get("messages", ()))
+
+    def _forget_run(self, state: Any, runtime: Any) -> None:
+        """A run's state goes when the run ends; a thread's stays for its next invocation."""
+        scope = finished_run_scope(runtime, state)
+        if scope is not None:
+            self.guard.forget(scope)
 
     def _record(self, tool: str, args: Any, agent: str, result: ToolResult) -> None:
         if isinstance(result, ToolMessage):
@@ -113,9 +130,34 @@ def scope_of(request: ToolCallRequest) -> str:
     """``thread:<id>`` or ``run:<first message id>``, with the parent namespace if nested."""
     runtime = getattr(request, "runtime", None)
     config = getattr(runtime, "config", None) or {}
-    configurable = config.get("configurable") or {}
-    thread = configurable.get("thread_id")
+    thread = _thread_of(config)
     base = f"thread:{thread}" if thread is not None else _run_of(runtime, request.state)
+    return _nested(base, runtime, config)
+
+
+def finished_run_scope(runtime: Any, state: Any) -> str | None:
+    """The ``run:`` scope a run that just ended leaves behind; None for a thread's scope
+    (its conversation may continue) and for the shared ``run`` of runs without ids."""
+    config = _node_config()
+    if _thread_of(config) is not None:
+        return None
+    base = _run_of(runtime, state)
+    return None if base == "run" else _nested(base, runtime, config)
+
+
+def _node_config() -> Any:
+    """The config of the graph node running now (middleware hooks get no config)."""
+    try:
+        return get_config()
+    except RuntimeError:
+        return {}
+
+
+def _thread_of(config: Any) -> Any:
+    return (config.get("configurable") or {}).get("thread_id")
+
+
+def _nested(base: str, runtime: Any, config: Any) -> str:
     parent = _namespace(runtime, config).rpartition("|")[0]
     return f"{base} in {parent}" if parent else base
 

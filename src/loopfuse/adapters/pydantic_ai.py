@@ -7,7 +7,8 @@ failed tool result (``ToolFailed``: flagged as an error, it spends no retry budg
 ends the run: ``agent.run`` raises it.
 
 Scope: the run id (``RunContext.run_id``), so a sub-agent run inside a tool has its own
-state. Parallel tool calls of one turn are checked in the order Pydantic AI starts them;
+state. The run's state goes when the run ends, normally, by an error or cancelled
+(``wrap_run``). Parallel tool calls of one turn are checked in the order Pydantic AI starts them;
 the guard's lock keeps counts exact.
 """
 
@@ -19,8 +20,10 @@ from typing import Any
 try:
     from pydantic_ai import RunContext
     from pydantic_ai.capabilities import AbstractCapability
+    from pydantic_ai.capabilities.abstract import WrapRunHandler
     from pydantic_ai.exceptions import ToolFailed
     from pydantic_ai.messages import ToolCallPart
+    from pydantic_ai.run import AgentRunResult
     from pydantic_ai.tools import ToolDefinition
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise ImportError(
@@ -38,6 +41,12 @@ class LoopfuseCapability(AbstractCapability[Any]):
     """Deny looping tool calls; stop the run once the agent ignores the denials."""
 
     guard: Guard
+
+    async def wrap_run(self, ctx: RunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
+        try:
+            return await handler()
+        finally:
+            self.guard.forget(_scope(ctx))
 
     async def before_tool_execute(
         self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: dict[str, Any]

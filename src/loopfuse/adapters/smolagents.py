@@ -7,13 +7,24 @@ its tools::
     agent.run("...")
 
 A denied call does not run: the tool returns the denial text, which the model reads as
-the observation. State is scoped to one run of one agent (each ``run`` with ``reset=True``
-starts a fresh scope); a managed agent gets its own scope per delegation unless
-``share_subagents=True``, when it shares its parent's run. Once an agent escalates, a step
-callback raises ``LoopAbortedError`` (naming the loop) at the end of that step, which ends
-``agent.run``; raised inside a managed agent it reaches the parent as a failed call.
-Parallel tool calls of one turn (ToolCallingAgent's threads) are checked under the
-guard's lock, in the order the threads reach their tools: counts stay exact.
+the observation. A call to a managed agent (a delegation) is guarded the same way, as a
+call of the tool named after the managed agent with its ``task`` and ``additional_args``,
+in the parent's scope: a denied delegation returns the denial text to the parent and the
+managed agent does not run. Once an agent escalates, a step callback raises
+``LoopAbortedError`` (naming the loop) at the end of that step, which ends ``agent.run``;
+raised inside a managed agent it reaches the parent as a failed call. Parallel tool calls
+of one turn (ToolCallingAgent's threads) are checked under the guard's lock, in the order
+the threads reach their tools: counts stay exact.
+
+Scopes: each ``run`` with ``reset=True`` starts a fresh scope and drops the state of the
+one it replaces; ``run(..., reset=False)`` continues the current scope with its state. A
+managed agent gets its own scope per delegation (dropped when the delegation returns or
+raises) unless ``share_subagents=True``, when it shares its parent's run. The last
+top-level scope is kept for a continuation until the next reset run, or, with the
+in-memory store, until the agent is garbage-collected.
+
+``guard_agent`` is idempotent: guarding an agent again with the same guard changes
+nothing; guarding it with a different guard raises ``ValueError``.
 """
 
 from __future__ import annotations
@@ -21,11 +32,12 @@ from __future__ import annotations
 import copy
 import itertools
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LoopAbortedError
 from ..wrapping import call_arguments
-from ._common import abort_error, require
+from ._common import Scope, abort_error, require
 
 require("smolagents", "smolagents")
 
@@ -37,49 +49,99 @@ if TYPE_CHECKING:
 __all__ = ["guard_agent"]
 
 UNGUARDED = frozenset({"final_answer"})
+_INSTALLED = "_loopfuse_installed"
 _runs = itertools.count(1)
 
 
 class _RunScope:
-    """The guard identity of the agent's current run, and a pending stop."""
+    """The guard identity of the agent's current run, and a pending stop.
 
-    def __init__(self, name: str) -> None:
+    The label is a ``Scope`` object, not a string: the in-memory store drops its state
+    when the agent holding this scope is collected.
+    """
+
+    def __init__(self, name: str, guard: Guard) -> None:
         self.name = name
-        self.label = name
+        self.label = Scope(name)
         self.abort: LoopAbortedError | None = None
+        self._guard = guard
 
     def new_run(self) -> None:
-        self.label = f"{self.name}#{next(_runs)}"
+        """Start a fresh scope; the replaced one will never be continued, so its state goes."""
+        self.end()
+        self.label = Scope(f"{self.name}#{next(_runs)}")
         self.abort = None
+
+    def end(self) -> None:
+        self._guard.forget(self.label)
+
+    def stop(self, guard: Guard, decision: Any) -> None:
+        self.abort = abort_error(guard, decision, self.label.name)
 
     def raise_if_stopped(self, step: Any, agent: Any = None) -> None:
         if self.abort is not None:
             raise self.abort
 
 
-def guard_agent(agent: Any, guard: Guard, *, share_subagents: bool = False) -> Any:
-    """Put ``guard`` in front of every tool of ``agent`` and of its managed agents.
+@dataclass(frozen=True)
+class _Installed:
+    guard: Guard
+    scope: _RunScope
 
-    Returns the same agent, changed in place. ``final_answer`` is not guarded.
+
+def guard_agent(agent: Any, guard: Guard, *, share_subagents: bool = False) -> Any:
+    """Put ``guard`` in front of every tool of ``agent``, of its managed agents, and of
+    its calls to them.
+
+    Returns the same agent, changed in place. ``final_answer`` is not guarded. A second
+    call with the same guard returns the agent unchanged (``share_subagents`` included);
+    with another guard it raises ``ValueError``.
     """
-    scope = _RunScope(_name(agent))
-    _restart_scope_on_run(agent, scope)
-    _install(agent, guard, scope, share_subagents)
+    if not _already_guarded(agent, guard):
+        _install_own_scope(agent, guard, share_subagents)
     return agent
 
 
+def _already_guarded(agent: Any, guard: Guard) -> bool:
+    installed = vars(agent).get(_INSTALLED)
+    if installed is None:
+        return False
+    if installed.guard is not guard:
+        raise ValueError(
+            f"guard_agent: agent {_name(agent)!r} is already guarded by another Guard; "
+            "one agent (and each of its managed agents) takes one guard"
+        )
+    return True
+
+
+def _install_own_scope(agent: Any, guard: Guard, share: bool) -> _RunScope:
+    scope = _RunScope(_name(agent), guard)
+    _restart_scope_on_run(agent, scope)
+    _install(agent, guard, scope, share)
+    return scope
+
+
 def _install(agent: Any, guard: Guard, scope: _RunScope, share: bool) -> None:
+    vars(agent)[_INSTALLED] = _Installed(guard, scope)
     agent.step_callbacks.register(ActionStep, scope.raise_if_stopped)
     for name, tool in list(agent.tools.items()):
         if name not in UNGUARDED:
             agent.tools[name] = _guarded_tool(tool, guard, scope)
-    for managed in getattr(agent, "managed_agents", {}).values():
-        if share:
-            _install(managed, guard, scope, share)
-            continue
-        own = _RunScope(_name(managed))
-        _restart_scope_on_run(managed, own)
-        _install(managed, guard, own, share)
+    managed_agents = getattr(agent, "managed_agents", {})
+    for name, managed in list(managed_agents.items()):
+        own = _guard_managed(managed, guard, scope, share)
+        managed_agents[name] = _GuardedDelegation(managed, guard, scope, own)
+
+
+def _guard_managed(managed: Any, guard: Guard, parent: _RunScope, share: bool) -> _RunScope:
+    """The scope the managed agent runs in, guarding it first if it is not yet."""
+    if _already_guarded(managed, guard):
+        scope: _RunScope = vars(managed)[_INSTALLED].scope
+        return scope
+    if share:
+        _install(managed, guard, parent, share)
+        return parent
+    return _install_own_scope(managed, guard, share)
 
 
 def _restart_scope_on_run(agent: Any, scope: _RunScope) -> None:
@@ -100,22 +162,77 @@ def _guarded_tool(tool: Any, guard: Guard, scope: _RunScope) -> Any:
     name = str(tool.name)
 
     def guarded_forward(*args: Any, **kwargs: Any) -> Any:
-        call, agent = arguments(args, kwargs), scope.label
-        decision = guard.check(name, call, agent)
-        if not decision.allowed:
-            if decision.escalate:
-                scope.abort = abort_error(guard, decision, agent)
-            return decision.message
-        try:
-            result = forward(*args, **kwargs)
-        except Exception as exc:
-            guard.record_result(name, call, type(exc).__name__, agent, ok=False)
-            raise
-        guard.record_result(name, call, result, agent, ok=True)
-        return result
+        call = arguments(args, kwargs)
+        return _guarded_call(guard, scope, name, call, lambda: forward(*args, **kwargs))
 
     guarded.forward = guarded_forward
     return guarded
+
+
+def _guarded_call(guard: Guard, scope: _RunScope, name: str, call: Any, run: Callable[[], Any]) -> Any:
+    """``run()`` if the guard allows ``name(call)`` in ``scope``, else the denial text."""
+    agent = scope.label
+    decision = guard.check(name, call, agent)
+    if not decision.allowed:
+        if decision.escalate:
+            scope.stop(guard, decision)
+        return decision.message
+    try:
+        result = run()
+    except Exception as exc:
+        guard.record_result(name, call, type(exc).__name__, agent, ok=False)
+        raise
+    guard.record_result(name, call, result, agent, ok=True)
+    return result
+
+
+class _GuardedDelegation:
+    """Stands for a managed agent in its parent's ``managed_agents``: the parent's call
+    goes through the guard first. Everything else reaches the managed agent itself."""
+
+    __slots__ = ("_guard", "_managed", "_own", "_parent")
+
+    def __init__(self, managed: Any, guard: Guard, parent: _RunScope, own: _RunScope) -> None:
+        object.__setattr__(self, "_managed", managed)
+        object.__setattr__(self, "_guard", guard)
+        object.__setattr__(self, "_parent", parent)
+        object.__setattr__(self, "_own", own)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        call = _delegation_arguments(args, kwargs)
+        name = str(self._managed.name)
+        run = lambda: self._delegate(*args, **kwargs)  # noqa: E731
+        return _guarded_call(self._guard, self._parent, name, call, run)
+
+    def _delegate(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return self._managed(*args, **kwargs)
+        finally:
+            if self._own is not self._parent:
+                self._own.end()  # a delegation is never continued
+
+    # smolagents reads ``__class__.__name__`` to save and display agents: report the
+    # managed agent's class, as ``unittest.mock`` does for a spec.
+    @property  # type: ignore[misc]
+    def __class__(self) -> type[Any]:
+        return type(self._managed)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._managed, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._managed, name, value)
+
+    def __repr__(self) -> str:
+        return f"<guarded delegation to {self._managed!r}>"
+
+
+def _delegation_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``{"task": ..., "additional_args": ...}`` whether the task came by position or name."""
+    call = dict(kwargs)
+    if args:
+        call["task"] = args[0]
+    return {key: value for key, value in call.items() if value is not None}
 
 
 def _name(agent: Any) -> str:

@@ -1,0 +1,74 @@
+"""LangChain v1: a run's guard state goes when the run ends; a thread's stays for its next turn."""
+
+from __future__ import annotations
+
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+
+from loopfuse import Guard
+from loopfuse.adapters.langchain import LoopfuseMiddleware
+
+from .scripted_langchain import ScriptedChatModel, calls, scripted
+from .test_langchain import CONFIG, LIMITS, SECRET, Counter, loop_agent
+
+GO = {"messages": [("user", "go")]}
+
+
+def test_a_run_without_thread_leaves_no_state_behind() -> None:
+    counter, guard = Counter(), Guard.from_config(LIMITS)
+    model = ScriptedChatModel(script=scripted([calls(("search", {"q": "a"})), calls(("search", {"q": "b"}))]))
+    agent = create_agent(model, [counter.tool()], middleware=[LoopfuseMiddleware(guard)])
+
+    assert agent.invoke(GO, CONFIG)["messages"][-1].content == "done"
+    assert counter.runs == 2
+    assert guard.stats()["agents"] == 0
+
+
+async def test_a_run_stopped_for_looping_leaves_no_state_behind() -> None:
+    guard = Guard.from_config(LIMITS)
+    agent, _ = loop_agent(guard, Counter())
+
+    result = await agent.ainvoke(GO, CONFIG)
+
+    assert "Run stopped by loopfuse" in result["messages"][-1].content
+    assert guard.stats()["agents"] == 0
+
+
+def test_a_thread_keeps_its_state_for_the_next_invocation() -> None:
+    counter, guard = Counter(), Guard.from_config(LIMITS)
+    model = ScriptedChatModel(
+        script=lambda n, m: calls(("search", {"q": SECRET})) if n % 3 < 2 else AIMessage(content="ok")
+    )
+    agent = create_agent(
+        model, [counter.tool()], middleware=[LoopfuseMiddleware(guard)], checkpointer=InMemorySaver()
+    )
+    thread = {**CONFIG, "configurable": {"thread_id": "t"}}
+
+    agent.invoke(GO, thread)
+    assert guard.stats()["agents"] == 1
+    agent.invoke({"messages": [("user", "again")]}, thread)
+    assert counter.runs == 3  # 2 + 1 allowed, then denied within the same thread
+
+
+def test_a_sub_agent_run_ending_inside_a_tool_keeps_the_outer_run_state() -> None:
+    counter, guard = Counter(), Guard.from_config(LIMITS)
+    inner, _ = loop_agent(guard, counter)
+
+    @tool
+    def delegate(task: str) -> str:
+        """Hand the task to a sub-agent."""
+        return str(inner.invoke({"messages": [("user", task)]}, CONFIG)["messages"][-1].content)
+
+    searches = [calls(("search", {"q": SECRET})) for _ in range(4)]
+    turns = [*searches[:2], calls(("delegate", {"task": "x"})), *searches[2:]]
+    outer = create_agent(
+        ScriptedChatModel(script=scripted(turns)),
+        [counter.tool(), delegate],
+        middleware=[LoopfuseMiddleware(guard)],
+    )
+
+    assert outer.invoke(GO, CONFIG)["messages"][-1].content == "done"
+    assert counter.runs == 3 + 3  # outer: the 4th search was denied; inner: stopped after 3
+    assert guard.stats()["agents"] == 0

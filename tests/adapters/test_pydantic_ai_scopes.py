@@ -1,0 +1,45 @@
+"""Pydantic AI (v2): a run's guard state goes when the run ends, however it ends."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic_ai import RunContext
+
+from loopfuse import Guard, LoopAbortedError
+
+from .test_pydantic_ai import LIMITS, Counter, ScriptedModel, forever, make_agent, playing
+
+
+async def test_a_finished_run_leaves_no_state_behind() -> None:
+    counter, guard = Counter(), Guard.from_config(LIMITS)
+    model = ScriptedModel(playing([[("search", {"q": "a"})], [("search", {"q": "b"})]]))
+
+    assert (await make_agent(model, guard, counter).run("find it")).output == "done"
+    assert counter.runs == 2
+    assert guard.stats()["agents"] == 0
+
+
+def test_a_run_stopped_for_looping_leaves_no_state_behind() -> None:
+    guard = Guard.from_config(LIMITS)
+    with pytest.raises(LoopAbortedError):
+        make_agent(ScriptedModel(forever), guard, Counter()).run_sync("find it")
+    assert guard.stats()["agents"] == 0
+
+
+async def test_a_sub_agent_run_ending_inside_a_tool_keeps_the_outer_run_state() -> None:
+    counter, guard = Counter(), Guard.from_config(LIMITS)
+    inner = make_agent(ScriptedModel(forever), guard, counter)
+    turns = [forever(0), forever(0), [("delegate", {"task": "x"})], forever(0), forever(0)]
+    outer = make_agent(ScriptedModel(playing(turns)), guard, counter)
+
+    @outer.tool
+    async def delegate(ctx: RunContext[None], task: str) -> str:
+        """Hand the task to a sub-agent."""
+        try:
+            return (await inner.run(task, usage=ctx.usage)).output
+        except LoopAbortedError as exc:
+            return f"the sub-agent was stopped: {exc}"
+
+    assert (await outer.run("go")).output == "done"
+    assert counter.runs == 3 + 3  # outer: the 4th search was denied; inner: stopped after 3
+    assert guard.stats()["agents"] == 0
