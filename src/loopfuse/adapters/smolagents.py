@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -51,6 +52,7 @@ __all__ = ["guard_agent"]
 UNGUARDED = frozenset({"final_answer"})
 _INSTALLED = "_loopfuse_installed"
 _runs = itertools.count(1)
+_PROCESS = secrets.token_hex(3)  # two processes sharing a Redis store never share a run's label
 
 
 class _RunScope:
@@ -69,7 +71,7 @@ class _RunScope:
     def new_run(self) -> None:
         """Start a fresh scope; the replaced one will never be continued, so its state goes."""
         self.end()
-        self.label = Scope(f"{self.name}#{next(_runs)}")
+        self.label = Scope(f"{self.name}#{_PROCESS}-{next(_runs)}")
         self.abort = None
 
     def end(self) -> None:
