@@ -131,8 +131,11 @@ class Guard:
         if call is None or observe is None:
             return
         outcome = _tool_result(result, ok)
-        if outcome is None or observe(agent, call, outcome) is False:
-            self._fail_open("result", tool, agent, checked=False)
+        try:
+            if outcome is None or observe(agent, call, outcome) is False:
+                self._fail_open("result", tool, agent, checked=False)
+        except StoreUnavailableError as exc:
+            self._result_lost(tool, agent, exc)
 
     @overload
     def wrap(self, fn: F, *, tool: str | None = None, agent: Any = "default") -> F: ...
@@ -241,6 +244,13 @@ class Guard:
         self._notify("on_check", decision, agent)
         self._notify("on_deny", decision, agent, first)
         return decision
+
+    def _result_lost(self, tool: str, agent: Any, exc: StoreUnavailableError) -> None:
+        """The store could not take a result: one warning per outage, counted as fail-open."""
+        if not self._store_down:
+            self._store_down = True
+            logger.warning("loopfuse: store failed (%s); results are ignored until it answers", exc)
+        self._fail_open("store", tool, agent, checked=False)
 
     def _is_guarded(self, tool: str) -> bool:
         if not self._guard_all or self._identity.exempt(tool):

@@ -1,4 +1,5 @@
-"""Random interleavings of calls over several agents: Redis decides exactly as memory does."""
+"""Random interleavings of calls and results over several agents: Redis decides exactly as
+memory does."""
 
 from __future__ import annotations
 
@@ -20,6 +21,26 @@ CONFIG = {
     "guard": {"abort_after_denials": 3},
 }
 AGENTS = st.sampled_from(["a", "b", "c"])
+# Every breaker Redis evaluates with results, at small limits; a window of 6 drops old results.
+RESULTS_CONFIG = {
+    "circuit_breaker": {
+        "duplicate_limit": 3,
+        "window": 6,
+        "max_calls_per_agent": 40,
+        "result_limit": 4,
+        "same_result_limit": 3,
+        "progress_limit": 6,
+    },
+    "loop_brake": {"max_repeats": 2, "result_aware": True},
+    "same_error": {"limit": 3, "identical_limit": 2},
+    "near_duplicate": {"enabled": False},
+    "cycle": {"enabled": False},
+    "tools": {"grep": {"duplicate_limit": 2}},
+    "guard": {"abort_after_denials": 4},
+}
+ARGS = st.sampled_from([0, 3, 4])
+TOOLS = st.sampled_from(["read", "grep", "edit"])
+OUTPUTS = st.sampled_from(["same", "new", "error", "other error", "unknown"])
 
 
 class LastFirst(GuardListener):
@@ -34,6 +55,28 @@ def answer(guard: Guard, listener: LastFirst, tool: str, args: Any, agent: str) 
     listener.first = None
     d = guard.check(tool, args, agent)
     return d.allowed, d.kind, d.count, d.limit, d.escalate, d.message, listener.first
+
+
+def call_args(arg: int) -> dict[str, Any]:
+    return {"n": 3, "reason": "ignored"} if arg == 4 else {"n": arg}  # same window key as 3
+
+
+class Outputs:
+    """The result a call returns: the same each time, new each time, or an error."""
+
+    def __init__(self) -> None:
+        self.fresh = 0
+
+    def report(self, guard: Guard, tool: str, args: Any, agent: str, output: str) -> None:
+        if output == "new":
+            self.fresh += 1
+            guard.record_result(tool, args, f"page {self.fresh}", agent, ok=True)
+        elif output == "unknown":
+            guard.record_result(tool, args, "done", agent)
+        elif output.endswith("error"):
+            guard.record_result(tool, args, f"{output} at line {self.fresh}", agent, ok=False)
+        else:
+            guard.record_result(tool, args, "same output", agent, ok=True)
 
 
 @pytest.fixture
@@ -54,7 +97,7 @@ def test_memory_and_redis_agree(server: RedisServer) -> None:
 
         @rule(agent=AGENTS, tool=st.sampled_from(["read", "grep"]), arg=st.integers(0, 4))
         def call(self, agent: str, tool: str, arg: int) -> None:
-            args = {"n": 3, "reason": "ignored"} if arg == 4 else {"n": arg}  # same window key as 3
+            args = call_args(arg)
             expected = answer(self.memory, self.listeners[0], tool, args, agent)
             assert answer(self.redis, self.listeners[1], tool, args, agent) == expected
 
@@ -75,3 +118,63 @@ def test_memory_and_redis_agree(server: RedisServer) -> None:
         max_examples=40, stateful_step_count=40, deadline=None, suppress_health_check=list(HealthCheck)
     )
     run_state_machine_as_test(SameDecisions, settings=limits)
+
+
+def test_memory_and_redis_agree_with_results(server: RedisServer) -> None:
+    class SameDecisionsWithResults(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            store = {"url": server.url, "prefix": unique_prefix()}
+            self.guards = (
+                Guard.from_config(RESULTS_CONFIG),
+                Guard.from_config({**RESULTS_CONFIG, "store": store}),
+            )
+            self.listeners = (LastFirst(), LastFirst())
+            self.outputs = Outputs()
+            for guard, listener in zip(self.guards, self.listeners, strict=True):
+                guard.listeners.append(listener)
+
+        def both(self, tool: str, args: Any, agent: str, output: str | None) -> None:
+            """Check on both stores (same answer), then report the same result to both."""
+            answers = [
+                answer(g, lis, tool, args, agent) for g, lis in zip(self.guards, self.listeners, strict=True)
+            ]
+            assert answers[1] == answers[0]
+            if output is not None:
+                self.report(tool, args, agent, output)
+
+        def report(self, tool: str, args: Any, agent: str, output: str) -> None:
+            fresh = self.outputs.fresh
+            for guard in self.guards:
+                self.outputs.fresh = fresh  # a "new" output is the same new one on both stores
+                self.outputs.report(guard, tool, args, agent, output)
+
+        @rule(agent=AGENTS, tool=TOOLS, arg=ARGS, output=OUTPUTS)
+        def call_and_report(self, agent: str, tool: str, arg: int, output: str) -> None:
+            self.both(tool, call_args(arg), agent, output)  # reported even when denied
+
+        @rule(agent=AGENTS, tool=TOOLS, arg=ARGS)
+        def call_without_result(self, agent: str, tool: str, arg: int) -> None:
+            self.both(tool, call_args(arg), agent, None)
+
+        @rule(agent=AGENTS, tool=TOOLS, arg=ARGS, output=OUTPUTS)
+        def report_again(self, agent: str, tool: str, arg: int, output: str) -> None:
+            self.report(tool, call_args(arg), agent, output)  # twice, late, or never checked
+
+        @rule(agent=AGENTS, arg=ARGS, output=OUTPUTS, times=st.integers(2, 7))
+        def same_call_in_a_row(self, agent: str, arg: int, output: str, times: int) -> None:
+            for i in range(times):  # with arg 3 or 4: one window key, alternating full digests
+                self.both("read", call_args(arg if arg == 0 else 3 + i % 2), agent, output)
+
+        @rule(agent=AGENTS)
+        def forget(self, agent: str) -> None:
+            for guard in self.guards:
+                guard.forget(agent)
+
+        def teardown(self) -> None:
+            self.guards[1].close()
+
+    limits = settings(
+        max_examples=60, stateful_step_count=50, deadline=None, suppress_health_check=list(HealthCheck)
+    )
+    run_state_machine_as_test(SameDecisionsWithResults, settings=limits)

@@ -1,20 +1,19 @@
 """The Redis store: one agent's state shared by every process and host, decided atomically.
 
 Each check is one round trip: a Lua script (``lua/decide.lua``) evaluates the guard's
-breakers in order on the agent's keys and records the call only if all allow. An agent
-has two keys in one hash slot (``<prefix>{<agent id>}:s`` and ``:w``), so Redis Cluster
-works; both expire after ``idle_expiry`` without use.
+breakers in order on the agent's keys and records the call only if all allow; each reported
+result is one more (``lua/observe.lua``). An agent has four keys in one hash slot
+(``<prefix>{<agent id>}:s``, ``:w``, ``:r`` and ``:o``), so Redis Cluster works; all expire
+after ``idle_expiry`` without use.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
-import dataclasses
 import time
 import uuid
 import weakref
-from importlib import resources
 from typing import Any, cast
 
 try:
@@ -32,13 +31,14 @@ from ..calls import CallKey
 from ..checks import redacted
 from ..decision import Denial, Kind
 from ..errors import ConfigError
+from ..state import ToolResult
 from .base import ALLOWED, Outcome, StoreSpec, StoreUnavailableError
+from .redis_scripts import SUPPORTED_KINDS, ScriptSet, supported_breakers
 
 __all__ = ["SUPPORTED_KINDS", "RedisStore", "agent_id", "redacted"]
 
-SUPPORTED_KINDS = {"cap": "limit", "duplicate": "limit", "repeat": "max_repeats"}
 _ID_ATTRIBUTES = ("id", "agent_id", "session_id", "name", "uuid")
-_SCRIPT = resources.files(__package__).joinpath("lua/decide.lua").read_text(encoding="utf-8")
+_KEY_SUFFIXES = (":s", ":w", ":r", ":o")
 
 
 def agent_id(agent: Any) -> str:
@@ -104,33 +104,25 @@ class RedisStore:
         return cls(client=client, async_client=async_client, **kwargs)
 
     def bind(self, spec: StoreSpec) -> RedisStore:
-        """A copy evaluating ``spec.breakers``; ``ConfigError`` names breakers Redis lacks.
-
-        Redis keeps no results (``record_result`` is an in-process feature for now), so
-        breakers that act only on reported results could never fire here: they are left
-        out, which changes no decision. Any other breaker Redis lacks is refused.
-        """
-        spec = dataclasses.replace(spec, breakers=tuple(b for b in spec.breakers if not _needs_results(b)))
-        unsupported = sorted({b.kind for b in spec.breakers} - SUPPORTED_KINDS.keys())
-        if unsupported:
-            raise ConfigError(
-                f"the Redis store cannot evaluate the breaker(s) {', '.join(unsupported)}: "
-                f"it implements {', '.join(SUPPORTED_KINDS)}; disable them or use store='memory://'"
-            )
+        """A copy evaluating ``spec.breakers``; ``ConfigError`` names breakers Redis lacks
+        (``redis_scripts.supported_breakers``)."""
+        breakers = supported_breakers(spec)
         bound = copy.copy(self)
-        bound._bind(spec)
+        bound._bind(spec, breakers)
         return bound
 
-    def _bind(self, spec: StoreSpec) -> None:
+    def _bind(self, spec: StoreSpec, breakers: tuple[Any, ...]) -> None:
         self._bound = True
         self._abort_after = spec.abort_after
         self._timeout = spec.timeout
         self._key_prefix = self._prefix if self._prefix is not None else spec.prefix
         expiry = self._idle_expiry if self._idle_expiry is not None else spec.idle_seconds
-        self._source = _script_for(spec, expiry)
+        self._scripts = ScriptSet(breakers, spec.window, max(1, round(expiry * 1000)))
+        self._source = self._scripts.decide
         if self._client is None:
             self._client = redis.Redis.from_url(self._url(), **self._client_options())
         self._script = self._client.register_script(self._source)
+        self._observe = self._client.register_script(self._scripts.observe)
         self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
         self._retry_at = 0.0
         client = self._async_client
@@ -157,6 +149,21 @@ class RedisStore:
         except (RedisError, OSError) as exc:
             raise self._failed(exc) from exc
         return self._outcome(reply)
+
+    def record_result(self, agent: Any, call: CallKey, result: ToolResult) -> bool:
+        """Let the breakers observe what ``call`` returned, atomically; False when ``agent``
+        cannot be keyed. ``StoreUnavailableError`` when Redis fails (the guard fails open)."""
+        try:
+            keys = self._keys(agent)
+        except ConfigError:
+            return False
+        self._ensure_up()
+        try:
+            self._observe(keys=keys, args=self._scripts.result_args(call, result), client=self._client)
+        except (RedisError, OSError) as exc:
+            raise self._failed(exc) from exc
+        self._retry_at = 0.0
+        return True
 
     async def adecide(self, agent: Any, call: CallKey) -> Outcome | None:
         keys = self._keys(agent)
@@ -189,10 +196,10 @@ class RedisStore:
     def _keys(self, agent: Any) -> list[str]:
         assert self._bound, "RedisStore.bind(spec) first (the guard does it)"
         base = f"{self._key_prefix}{{{agent_id(agent)}}}"
-        return [base + ":s", base + ":w"]
+        return [base + suffix for suffix in _KEY_SUFFIXES]
 
     def _args(self, call: CallKey) -> list[Any]:
-        return [call.key.to_bytes(8, "big"), call.full]
+        return self._scripts.check_args(call)
 
     def _outcome(self, reply: Any) -> Outcome:
         self._retry_at = 0.0
@@ -242,17 +249,5 @@ class RedisStore:
         self.close()
 
 
-def _script_for(spec: StoreSpec, expiry: float) -> str:
-    """The Lua script with the guard's settings bound in its first line."""
-    pairs = [f"'{b.kind}', {int(getattr(b, SUPPORTED_KINDS[b.kind]))}" for b in spec.breakers]
-    ttl = max(1, round(expiry * 1000))
-    return f"local size, ttl, breakers = {spec.window}, {ttl}, {{{', '.join(pairs)}}}\n" + _SCRIPT
-
-
 def _glob_escape(text: str) -> str:
     return "".join("\\" + c if c in "*?[]\\" else c for c in text)
-
-
-def _needs_results(breaker: Any) -> bool:
-    """Whether ``breaker`` can only deny on the basis of reported results."""
-    return breaker.kind == "same_error" or bool(getattr(breaker, "only_with_results", False))
