@@ -82,6 +82,17 @@ def check_at(guard: Guard, run: str) -> Callable[[int], object]:
     return lambda i: guard.check("read", {"path": f"/src/{0 if i % 10 == 0 else i}"}, f"{run}-{i // 100}")
 
 
+def check_and_report_at(guard: Guard, run: str) -> Callable[[int], object]:
+    """The same traffic, each allowed call's result reported (a new page of output each time)."""
+
+    def step(i: int) -> None:
+        tool, args, agent = "read", {"path": f"/src/{0 if i % 10 == 0 else i}"}, f"{run}-{i // 100}"
+        if guard.check(tool, args, agent).allowed:
+            guard.record_result(tool, args, f"contents #{i}", agent, ok=True)
+
+    return step
+
+
 def latency(url: str, n: int) -> None:
     client = redis.Redis.from_url(url)
     guard, memory = guard_for(url, f"bench{uuid.uuid4().hex[:6]}:"), Guard.from_config(CONFIG)
@@ -91,12 +102,14 @@ def latency(url: str, n: int) -> None:
         ("PING (redis-py)", timings(lambda i: client.ping(), n)),
         ("check, redis://", timings(check_at(guard, "lat"), n)),
         ("check, memory://", timings(check_at(memory, "lat"), n)),
+        ("check+result, redis://", timings(check_and_report_at(guard, "res"), n)),
+        ("check+result, memory://", timings(check_and_report_at(memory, "res"), n)),
     ]
     ping_median = summary(rows[0][1])[0]
-    print(f"\nlatency over {n} calls  {'median us':>10} {'p99 us':>9} {'median / PING':>14}")
+    print(f"\nlatency over {n} calls    {'median us':>10} {'p99 us':>9} {'median / PING':>14}")
     for name, samples in rows:
         median, p99 = summary(samples)
-        print(f"  {name:<21} {median:>10.1f} {p99:>9.1f} {median / ping_median:>14.2f}")
+        print(f"  {name:<23} {median:>10.1f} {p99:>9.1f} {median / ping_median:>14.2f}")
     guard.close()
 
 
@@ -144,18 +157,21 @@ def worker(url: str, prefix: str, n: int) -> None:
 
 def bytes_per_agent(url: str) -> None:
     client = redis.Redis.from_url(url)
-    prefix = f"mem{uuid.uuid4().hex[:6]}:"
-    guard = guard_for(url, prefix)
     print("\nbytes per agent in Redis (MEMORY USAGE over its keys, window 200)")
-    done = 0
-    for calls in (1, 10, 50, 200, 300):
-        for i in range(done, calls):
-            guard.check("read", {"path": f"/src/file_{i}.py"}, "agent-0001")
-        done = calls
-        keys = client.keys(prefix + "*")
-        used = sum(client.memory_usage(k, samples=0) or 0 for k in keys)
-        print(f"  after {calls:>3} distinct calls: {used:>6} bytes over {len(keys)} keys")
-    guard.close()
+    for label, report in (("calls only", False), ("with results", True)):
+        prefix = f"mem{uuid.uuid4().hex[:6]}:"
+        guard = guard_for(url, prefix)
+        done = 0
+        for calls in (1, 10, 50, 200, 300):
+            for i in range(done, calls):
+                args = {"path": f"/src/file_{i}.py"}
+                if guard.check("read", args, "agent-0001").allowed and report:
+                    guard.record_result("read", args, f"contents {i}", "agent-0001", ok=True)
+            done = calls
+            keys = client.keys(prefix + "*")
+            used = sum(client.memory_usage(k, samples=0) or 0 for k in keys)
+            print(f"  {label}, after {calls:>3} distinct calls: {used:>6} bytes over {len(keys)} keys")
+        guard.close()
 
 
 def main() -> None:

@@ -26,15 +26,16 @@ local plain_limit, result_limit = tonumber(ARGV[4]), tonumber(ARGV[5])
 local PENDING, RECORD = math.min(size, 32), 20
 
 local f = redis.call('HMGET', state, 'calls', 'streak', 'digest', 'denials', 'pos', 'stale', 'puts',
-  'rk', 'rl', 'rs', 'et', 'es', 'ec', 'ecs', 'pend')
+  'rk', 'rl', 'rs', 'rr', 'sres', 'et', 'es', 'ec', 'ecs', 'pend', 'aw')
 local calls, streak, last = tonumber(f[1]) or 0, tonumber(f[2]) or 0, f[3]
 local denials, pos, stale, puts = tonumber(f[4]) or 0, tonumber(f[5]) or 0, tonumber(f[6]) or 0, tonumber(f[7]) or 0
 local run_key, run_len, run_stale = f[8], tonumber(f[9]) or 0, tonumber(f[10]) or 0
-local err_tool, err_streak, err_call, err_call_streak = f[11], tonumber(f[12]) or 0, f[13], tonumber(f[14]) or 0
-local pending = f[15] or ''
+local err_tool, err_streak, err_call, err_call_streak = f[13], tonumber(f[14]) or 0, f[15], tonumber(f[16]) or 0
 local ring
-local changes = {}
 
+-- Few closures on purpose: the script body runs on every check, and each costs time.
+
+-- How many of the 8-byte entries of `ring` equal `entry`.
 local function count_in(entry)
   local n, i = 0, 1
   while true do
@@ -44,135 +45,117 @@ local function count_in(entry)
   end
 end
 
--- The pair key of this call's latest result, nil when none is known.
-local function latest_pair()
-  if puts == 0 then return nil end
-  local v = redis.call('HGET', latest, key)
-  return v and string.sub(v, 1, 8) or nil
+-- PEXPIRE costs about 1.5 us: the results' keys exist only once the agent reported a result.
+local function touch()
+  redis.call('PEXPIRE', state, ttl)
+  redis.call('PEXPIRE', win, ttl)
+  if puts > 0 then
+    redis.call('PEXPIRE', latest, ttl)
+    redis.call('PEXPIRE', KEYS[4], ttl)
+  end
 end
 
-local function check_window(b)
-  ring = redis.call('GET', win) or ''
-  local n, limit = count_in(key), plain_limit
-  local pair = b[2] == 1 and latest_pair() or nil
-  if pair then n, limit = n + count_in(pair), result_limit end
-  if n >= limit then return n, limit end
-  if not pair or run_key ~= key then return nil end
-  if b[3] > 0 and run_stale >= b[3] then return run_stale, b[3] end
-  if b[4] > 0 and run_len >= b[4] then return run_len, b[4] end
-  return nil
-end
-
-local function check_same_error(b)
-  if err_tool ~= tool then return nil end
-  if err_streak >= b[2] then return err_streak, b[2] end
-  if b[3] > 0 and err_call == key and err_call_streak >= b[3] then return err_call_streak, b[3] end
-  return nil
-end
-
--- The count and limit a breaker denies with, or nil when it allows.
-local function check(b)
-  local kind = b[1]
+-- Evaluate the breakers in order; the first denial wins and records nothing else.
+for _, b in ipairs(breakers) do
+  local kind, count, limit = b[1], nil, nil
   if kind == 'cap' then
-    if b[2] > 0 and calls >= b[2] then return calls, b[2] end
+    if b[2] > 0 and calls >= b[2] then count, limit = calls, b[2] end
   elseif kind == 'duplicate' then
-    return check_window(b)
+    ring = redis.call('GET', win) or ''
+    local n, pair = count_in(key), nil
+    limit = plain_limit
+    if b[2] == 1 and puts > 0 then  -- the pair key of this call's latest result, when known
+      local v = redis.call('HGET', latest, key)
+      pair = v and string.sub(v, 1, 8)
+    end
+    if pair then n, limit = n + count_in(pair), result_limit end
+    if n >= limit then
+      count = n
+    elseif pair and run_key == key then
+      if b[3] > 0 and run_stale >= b[3] then
+        count, limit = run_stale, b[3]
+      elseif b[4] > 0 and run_len >= b[4] then
+        count, limit = run_len, b[4]
+      end
+    end
   elseif kind == 'repeat' then
     local n = b[3] == 1 and stale or streak
-    if last == digest and n >= b[2] then return n + 1, b[2] end
-  elseif kind == 'same_error' then
-    return check_same_error(b)
+    if last == digest and n >= b[2] then count, limit = n + 1, b[2] end
+  elseif kind == 'same_error' and err_tool == tool then
+    if err_streak >= b[2] then
+      count, limit = err_streak, b[2]
+    elseif b[3] > 0 and err_call == key and err_call_streak >= b[3] then
+      count, limit = err_call_streak, b[3]
+    end
   end
-  return nil
-end
-
-local function touch()
-  for _, k in ipairs(KEYS) do redis.call('PEXPIRE', k, ttl) end
-end
-
-local function deny(kind, count, limit)
-  local first = redis.call('HSETNX', state, 'first:' .. kind, 1)
-  if kind == 'repeat' then
-    redis.call('HSET', state, 'denials', denials + 1, 'streak', streak + 1, 'stale', stale + 1)
-  else
-    redis.call('HSET', state, 'denials', denials + 1)
-  end
-  touch()
-  return {kind, count, limit, first, denials + 1}
-end
-
--- Append the call's key to the window; once full, overwrite the oldest entry.
-local function push()
-  local full = size * 8
-  if #ring + 8 < full then
-    redis.call('APPEND', win, key)
-    return
-  elseif #ring + 8 == full then  -- a fresh string: APPEND's spare capacity would stay allocated
-    redis.call('SET', win, ring .. key, 'KEEPTTL')
-    return
-  end
-  if #ring > full then  -- the window was made shorter since this agent's last call
-    redis.call('SET', win, string.sub(ring, 1, full))
-  end
-  pos = pos % size
-  redis.call('SETRANGE', win, pos * 8, key)
-  pos = pos + 1
-end
-
-local function record_window()
-  push()
-  if run_key == key then
-    run_len = run_len + 1
-  else
-    run_key, run_len, run_stale = key, 1, 0
-    table.insert(changes, 'rr') table.insert(changes, '')
+  if count then
+    local first = redis.call('HSETNX', state, 'first:' .. kind, 1)
+    if kind == 'repeat' then
+      redis.call('HSET', state, 'denials', denials + 1, 'streak', streak + 1, 'stale', stale + 1)
+    else
+      redis.call('HSET', state, 'denials', denials + 1)
+    end
+    touch()
+    return {kind, count, limit, first, denials + 1}
   end
 end
 
-local function record_repeat()
-  if last == digest then
-    streak, stale = streak + 1, stale + 1
-  else
-    streak, stale, last = 1, 1, digest
-    table.insert(changes, 'sres') table.insert(changes, '')
+-- Allowed: every breaker records the call. Only the fields that change are written.
+local out = {'calls', calls + 1}
+local function put(field, value, old)
+  if value ~= old then
+    out[#out + 1] = field
+    out[#out + 1] = value
   end
 end
-
--- The aligned position of the record of `entry` in a string of `width`-byte records, or nil.
-local function find_record(records, entry, width)
-  local i = 1
+put('denials', 0, denials)
+for _, b in ipairs(breakers) do
+  if b[1] == 'duplicate' then
+    -- Append the call's key to the window; once full, overwrite the oldest entry.
+    local full = size * 8
+    if #ring + 8 < full then
+      redis.call('APPEND', win, key)
+    elseif #ring + 8 == full then  -- a fresh string: APPEND's spare capacity would stay allocated
+      redis.call('SET', win, ring .. key, 'KEEPTTL')
+    else
+      if #ring > full then  -- the window was made shorter since this agent's last call
+        redis.call('SET', win, string.sub(ring, 1, full))
+      end
+      redis.call('SETRANGE', win, (pos % size) * 8, key)
+      put('pos', pos % size + 1, pos)
+    end
+    if run_key == key then
+      put('rl', run_len + 1, run_len)
+    else  -- a new run of one call: its results so far are unknown
+      put('rk', key, run_key) put('rl', 1, run_len) put('rs', 0, run_stale) put('rr', '', f[11] or '')
+    end
+  elseif b[1] == 'repeat' then
+    if last == digest then
+      put('streak', streak + 1, streak) put('stale', stale + 1, stale)
+    else
+      put('digest', digest, last) put('streak', 1, streak) put('stale', 1, stale) put('sres', '', f[12] or '')
+    end
+  end
+end
+-- The call now awaits its result: until the agent's first result only the newest call
+-- (its window index is calls), then the last PENDING calls (key and window index).
+if puts == 0 then
+  put('aw', key, f[18])
+else
+  local pending, i = f[17] or '', 1
   while true do
-    local p = string.find(records, entry, i, true)
-    if not p then return nil end
-    if (p - 1) % width == 0 then return p end
+    local p = string.find(pending, key, i, true)
+    if not p then break end
+    if (p - 1) % RECORD == 0 then
+      pending = string.sub(pending, 1, p - 1) .. string.sub(pending, p + RECORD)
+      break
+    end
     i = p + 1
   end
-end
-
--- The allowed call now awaits its result: the newest call only until the agent's first
--- result, then the last PENDING calls (key and window index), oldest dropped first.
-local function await_result(index)
-  if puts == 0 then
-    table.insert(changes, 'aw') table.insert(changes, key)
-    table.insert(changes, 'awi') table.insert(changes, index)
-    return
-  end
-  local p = find_record(pending, key, RECORD)
-  if p then pending = string.sub(pending, 1, p - 1) .. string.sub(pending, p + RECORD) end
-  pending = pending .. key .. string.format('%012d', index)
+  pending = pending .. key .. string.format('%012d', calls)
   if #pending > PENDING * RECORD then pending = string.sub(pending, RECORD + 1) end
-  table.insert(changes, 'pend') table.insert(changes, pending)
+  put('pend', pending, nil)
 end
-
-for _, b in ipairs(breakers) do
-  local count, limit = check(b)
-  if count then return deny(b[1], count, limit) end
-end
-for _, b in ipairs(breakers) do
-  if b[1] == 'duplicate' then record_window() elseif b[1] == 'repeat' then record_repeat() end
-end
-await_result(calls)
-redis.call('HSET', state, 'calls', calls + 1, 'denials', 0, 'pos', pos, 'streak', streak, 'stale', stale,
-  'digest', last or '', 'rk', run_key or '', 'rl', run_len, 'rs', run_stale, unpack(changes))
+redis.call('HSET', state, unpack(out))
 touch()
 return 0

@@ -7,7 +7,7 @@
 -- ARGV[6]  '0' when the result is an error      ARGV[7]  the error digest (8 bytes)
 --
 -- A result counts only for an allowed call awaiting it, once (as AgentState.awaited_entry):
--- until the agent's first result, the newest call; then the last calls in `pend`.
+-- until the agent's first result, the newest call (`aw`); then the last calls in `pend`.
 -- Returns 1 when the result counted, else 0.
 
 local state, win, latest, order = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -15,10 +15,11 @@ local key, digest, tool, result, pair = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV
 local failed, err = ARGV[6] == '0', ARGV[7]
 local RECORD = 20
 
-local f = redis.call('HMGET', state, 'calls', 'puts', 'aw', 'awi', 'pend', 'rk', 'rs', 'rr', 'digest',
-  'stale', 'sres', 'et', 'ek', 'es', 'ec', 'ecs')
-local calls, puts, awaited, awaited_index = tonumber(f[1]) or 0, tonumber(f[2]) or 0, f[3], f[4]
-local pending = f[5] or ''
+local f = redis.call('HMGET', state, 'calls', 'puts', 'aw', 'pend', 'rk', 'rs', 'rr', 'digest', 'sres',
+  'et', 'ek', 'es', 'ec', 'ecs')
+local calls, puts, awaited, pending = tonumber(f[1]) or 0, tonumber(f[2]) or 0, f[3], f[4] or ''
+local run_key, run_stale, run_result, streak_digest, streak_result = f[5], tonumber(f[6]) or 0, f[7], f[8], f[9]
+local err_tool, err_key, err_streak, err_call, err_call_streak = f[10], f[11], tonumber(f[12]) or 0, f[13], tonumber(f[14]) or 0
 local changes = {}
 
 local function set(field, value)
@@ -44,7 +45,7 @@ local function awaited_entry()
     index = tonumber(string.sub(pending, p + 8, p + RECORD - 1))
     set('pend', string.sub(pending, 1, p - 1) .. string.sub(pending, p + RECORD))
   elseif awaited == key then
-    index = tonumber(awaited_index)
+    index = calls - 1  -- the newest allowed call
   end
   if awaited and awaited ~= '' then set('aw', '') end
   return index
@@ -56,16 +57,15 @@ local function observe_window(b, index)
   local held = redis.call('STRLEN', win) / 8
   local age = calls - 1 - index
   if age >= 0 and age < held then redis.call('SETRANGE', win, (index % size) * 8, pair) end
-  if key == f[6] then
-    local run_stale = tonumber(f[7]) or 0
-    set('rs', result == f[8] and run_stale + 1 or 1)
+  if key == run_key then
+    set('rs', result == run_result and run_stale + 1 or 1)
     set('rr', result)
   end
 end
 
 local function observe_repeat()
-  if digest ~= f[9] then return end
-  if f[11] and f[11] ~= '' and result ~= f[11] then set('stale', 1) end
+  if digest ~= streak_digest then return end
+  if streak_result and streak_result ~= '' and result ~= streak_result then set('stale', 1) end
   set('sres', result)
 end
 
@@ -74,9 +74,9 @@ local function observe_same_error()
     set('et', '') set('ek', '') set('es', 0) set('ec', '') set('ecs', 0)
     return
   end
-  if tool == f[12] and err == f[13] then
-    set('es', (tonumber(f[14]) or 0) + 1)
-    set('ecs', key == f[15] and (tonumber(f[16]) or 0) + 1 or 1)
+  if tool == err_tool and err == err_key then
+    set('es', err_streak + 1)
+    set('ecs', key == err_call and err_call_streak + 1 or 1)
   else
     set('et', tool) set('ek', err) set('es', 1) set('ecs', 1)
   end
