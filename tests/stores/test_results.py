@@ -121,3 +121,10 @@ def test_a_redis_failure_while_reporting_never_reaches_the_host(
     assert guard.stats()["fail_open"]["store"] == 3
     assert sum("results are ignored" in r.getMessage() for r in caplog.records) == 1
     guard.close()
+
+
+def test_a_result_for_an_agent_redis_cannot_key_is_ignored(redis_server: RedisServer) -> None:
+    guard = Guard.from_config({"store": {"url": redis_server.url, "prefix": unique_prefix()}})
+    guard.record_result("read", {"p": 1}, "content", agent=42)  # check would raise ConfigError
+    assert guard.stats()["fail_open"]["result"] == 1
+    guard.close()
