@@ -109,12 +109,17 @@ def main(argv: list[str]) -> int:
     targets = {name: summarize(corpus, [d(i.calls) for i in corpus]) for name, d in baselines()}
     winners: dict[str, list[tuple[int, int, int, tuple[int, ...]]]] = {name: [] for name in targets}
     combos = list(itertools.product(*[sorted(v.items()) for v in per_rule.values()]))
+    most_caught_clean = 0
     for combo in combos:
         ours = summarize(corpus, earliest(tuple(firsts for _, firsts in combo)))
+        if ours[1] == 0:
+            most_caught_clean = max(most_caught_clean, ours[0])
         for name, theirs in targets.items():
             if beats(ours, theirs):
                 winners[name].append((ours[1], ours[2], -ours[0], tuple(v for v, _ in combo)))
     print(f"{len(combos):,} configurations (0 = rule off) over: {', '.join(per_rule)}")
+    default_caught = summarize(corpus, default)[0]
+    print(f"most loops caught with no healthy run denied: {most_caught_clean} (Guard(): {default_caught})")
     for name, found in winners.items():
         best = min(found, default=None)
         detail = (
