@@ -17,13 +17,13 @@ import itertools
 import statistics
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from loopfuse import Guard
-from loopfuse.evaluation import Labeled, baselines, guard_detector, load_corpus, verdict
+from detection_eval import corpus_from
 
-DEFAULT_CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus" / "dev"
+from loopfuse import Guard
+from loopfuse.evaluation import Labeled, baselines, guard_detector, verdict
+
 OFF = {"enabled": False}
 Firsts = list[int | None]
 Summary = tuple[int, int, int, dict[str, int]]
@@ -97,11 +97,10 @@ def earliest(columns: tuple[Firsts, ...]) -> Firsts:
 
 
 def main(argv: list[str]) -> int:
-    root = Path(argv[1]) if len(argv) > 1 else DEFAULT_CORPUS
-    if not (root / "labels.json").is_file():
-        print(f"no labeled corpus at {root}")
+    found = corpus_from(argv)
+    if found is None:
         return 1
-    corpus = load_corpus(root, root / "labels.json")
+    corpus = found[1]
     per_rule = {name: {0: [None] * len(corpus)} | {v: first_denials(corpus, c) for v, c in values.items()}
                 for name, values in RULES.items()}  # fmt: skip
     default = earliest(tuple(per_rule[n][v] for n, v in DEFAULT_LIMITS.items()))
