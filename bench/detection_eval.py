@@ -88,12 +88,20 @@ def _cell(result: Any) -> str:
     return "early" if result.false_positive else "-"
 
 
-def main(argv: list[str]) -> int:
+def corpus_from(argv: list[str]) -> tuple[Path, list[Labeled]] | None:
+    """The labeled corpus named on the command line (default: the dev corpus), or None."""
     root = Path(argv[1]) if len(argv) > 1 else DEFAULT_CORPUS
     if not (root / "labels.json").is_file():
         print(f"no labeled corpus at {root}")
+        return None
+    return root, load_corpus(root, root / "labels.json")
+
+
+def main(argv: list[str]) -> int:
+    found = corpus_from(argv)
+    if found is None:
         return 1
-    corpus = load_corpus(root, root / "labels.json")
+    root, corpus = found
     labels = json.loads((root / "labels.json").read_text(encoding="utf-8"))
     print(f"{len(corpus)} runs ({sum(i.label != 'loop' for i in corpus)} healthy) from {root.resolve()}")
     print(HEADER)

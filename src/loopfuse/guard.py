@@ -98,7 +98,10 @@ class Guard:
             outcome = self._store.decide(agent, call)
         except StoreUnavailableError as exc:
             return self._store_failed(tool, agent, exc)
-        return self._awaiting_result(args, call, self._decision(tool, agent, self._store_answered(outcome)))
+        decision = self._decision(tool, agent, self._store_answered(outcome))
+        if self._awaiting is not None:
+            self._await_result(args, call, decision)
+        return decision
 
     async def acheck(self, tool: str, args: Any = None, agent: Any = "default") -> Decision:
         """``check`` for async hosts."""
@@ -109,7 +112,10 @@ class Guard:
             outcome = await self._store.adecide(agent, call)
         except StoreUnavailableError as exc:
             return self._store_failed(tool, agent, exc)
-        return self._awaiting_result(args, call, self._decision(tool, agent, self._store_answered(outcome)))
+        decision = self._decision(tool, agent, self._store_answered(outcome))
+        if self._awaiting is not None:
+            self._await_result(args, call, decision)
+        return decision
 
     def record_result(
         self,
@@ -193,8 +199,8 @@ class Guard:
             self._fail_open("unserializable", tool, agent, checked=count)
         return call
 
-    def _awaiting_result(self, args: Any, call: CallKey, decision: Decision) -> Decision:
-        """Keep an allowed call's key for its result, once this guard receives results:
+    def _await_result(self, args: Any, call: CallKey, decision: Decision) -> None:
+        """Keep an allowed call's key for its result (once this guard receives results):
         ``record_result`` with the same arguments object then needs no second serialization
         and sees the call as it was checked even if the tool changed its arguments."""
         awaiting = self._awaiting
@@ -202,7 +208,6 @@ class Guard:
             awaiting[id(args)] = (args, call.tool, call)
             if len(awaiting) > _AWAITING:
                 del awaiting[next(iter(awaiting))]
-        return decision
 
     def _checked_key(self, tool: str, args: Any) -> CallKey | None:
         awaiting = self._awaiting

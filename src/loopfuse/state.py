@@ -35,7 +35,7 @@ class CountingWindow:
 
     def count(self, key: int) -> int:
         """How many of the window's entries are ``key``."""
-        return self._counts[self._find(key)]
+        return self._counts[_probe(self._keys, self._mask, key)]
 
     def push(self, key: int) -> None:
         """Append ``key``; the oldest entry leaves once the window is full."""
@@ -63,17 +63,8 @@ class CountingWindow:
         self._increment(key)
         return True
 
-    def _find(self, key: int) -> int:
-        keys, mask = self._keys, self._mask
-        i = key & mask
-        while True:
-            k = keys[i]
-            if k == key or k == 0:
-                return i
-            i = (i + 1) & mask
-
     def _increment(self, key: int) -> None:
-        i = self._find(key)
+        i = _probe(self._keys, self._mask, key)
         if self._keys[i] == 0:
             self._keys[i] = key
             self._used += 1
@@ -82,26 +73,11 @@ class CountingWindow:
             self._grow()
 
     def _decrement(self, key: int) -> None:
-        i = self._find(key)
+        i = _probe(self._keys, self._mask, key)
         self._counts[i] -= 1
         if self._counts[i] == 0:
-            self._remove_slot(i)
+            _remove_slot(self._keys, (self._counts,), self._mask, i)
             self._used -= 1
-
-    def _remove_slot(self, i: int) -> None:
-        """Backward-shift deletion: keep every probe chain unbroken."""
-        keys, counts, mask = self._keys, self._counts, self._mask
-        j = i
-        while True:
-            j = (j + 1) & mask
-            k = keys[j]
-            if k == 0:
-                break
-            if not _cyclically_between(k & mask, i, j):
-                keys[i], counts[i] = k, counts[j]
-                i = j
-        keys[i] = 0
-        counts[i] = 0
 
     def _grow(self) -> None:
         old = [(k, c) for k, c in zip(self._keys, self._counts, strict=True) if k]
@@ -110,9 +86,38 @@ class CountingWindow:
         self._counts = array("I", bytes(4 * slots))
         self._mask = slots - 1
         for key, n in old:
-            i = self._find(key)
+            i = _probe(self._keys, self._mask, key)
             self._keys[i] = key
             self._counts[i] = n
+
+
+def _probe(keys: array[int], mask: int, key: int) -> int:
+    """The slot holding ``key``, or the empty slot where it would go (linear probing)."""
+    i = key & mask
+    while True:
+        k = keys[i]
+        if k == key or k == 0:
+            return i
+        i = (i + 1) & mask
+
+
+def _remove_slot(keys: array[int], columns: tuple[array[int], ...], mask: int, i: int) -> None:
+    """Empty slot ``i`` by backward-shift deletion (the slot's ``columns`` move with its
+    key), so that every probe chain stays unbroken."""
+    j = i
+    while True:
+        j = (j + 1) & mask
+        k = keys[j]
+        if k == 0:
+            break
+        if not _cyclically_between(k & mask, i, j):
+            keys[i] = k
+            for column in columns:
+                column[i] = column[j]
+            i = j
+    keys[i] = 0
+    for column in columns:
+        column[i] = 0
 
 
 def _cyclically_between(home: int, lo: int, hi: int) -> bool:
@@ -182,23 +187,9 @@ class RecentDigests:
         if oldest:
             i = _probe(self._keys, self._mask, oldest)
             if self._keys[i] and self._stamps[i] == self._updates - self._size:
-                self._remove_slot(i)
+                _remove_slot(self._keys, (self._digests, self._stamps), self._mask, i)
                 self._used -= 1
         return pos
-
-    def _remove_slot(self, i: int) -> None:
-        """Backward-shift deletion: keep every probe chain unbroken."""
-        keys, mask = self._keys, self._mask
-        j = i
-        while True:
-            j = (j + 1) & mask
-            k = keys[j]
-            if k == 0:
-                break
-            if not _cyclically_between(k & mask, i, j):
-                keys[i], self._digests[i], self._stamps[i] = k, self._digests[j], self._stamps[j]
-                i = j
-        keys[i] = self._digests[i] = self._stamps[i] = 0
 
     def _grow(self) -> None:
         live = [e for e in zip(self._keys, self._digests, self._stamps, strict=True) if e[0]]
@@ -208,16 +199,6 @@ class RecentDigests:
         for key, digest, stamp in live:
             i = _probe(self._keys, self._mask, key)
             self._keys[i], self._digests[i], self._stamps[i] = key, digest, stamp
-
-
-def _probe(keys: array[int], mask: int, key: int) -> int:
-    """The slot holding ``key``, or the empty slot where it would go."""
-    i = key & mask
-    while True:
-        k = keys[i]
-        if k == key or k == 0:
-            return i
-        i = (i + 1) & mask
 
 
 class ResultBook:

@@ -142,19 +142,24 @@ async def test_parallel_calls_in_one_turn_count_exactly() -> None:
     assert [r.outcome for r in model.results] == ["success"] * 3 + ["failed"] * 2
 
 
-async def test_sub_agent_run_inside_a_tool_has_its_own_state() -> None:
-    counter, guard = Counter(), Guard.from_config(LIMITS)
-    inner = make_agent(ScriptedModel(forever), guard, counter)
-    outer_model = ScriptedModel(playing([forever(0), forever(0), [("delegate", {"task": "x"})]]))
-    outer = make_agent(outer_model, guard, counter)
+def add_delegate(outer: Any, inner: Any) -> None:
+    """Give ``outer`` a tool ``delegate`` that runs ``inner`` on the task."""
 
     @outer.tool
     async def delegate(ctx: RunContext[None], task: str) -> str:
         """Hand the task to a sub-agent."""
         try:
-            return (await inner.run(task, usage=ctx.usage)).output
+            return str((await inner.run(task, usage=ctx.usage)).output)
         except LoopAbortedError as exc:
             return f"the sub-agent was stopped: {exc}"
+
+
+async def test_sub_agent_run_inside_a_tool_has_its_own_state() -> None:
+    counter, guard = Counter(), Guard.from_config(LIMITS)
+    inner = make_agent(ScriptedModel(forever), guard, counter)
+    outer_model = ScriptedModel(playing([forever(0), forever(0), [("delegate", {"task": "x"})]]))
+    outer = make_agent(outer_model, guard, counter)
+    add_delegate(outer, inner)
 
     result = await outer.run("go")
     assert result.output == "done"

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from pydantic_ai import RunContext
 
 from loopfuse import Guard, LoopAbortedError
 
-from .test_pydantic_ai import LIMITS, Counter, ScriptedModel, forever, make_agent, playing
+from .test_pydantic_ai import LIMITS, Counter, ScriptedModel, add_delegate, forever, make_agent, playing
 
 
 async def test_a_finished_run_leaves_no_state_behind() -> None:
@@ -31,14 +30,7 @@ async def test_a_sub_agent_run_ending_inside_a_tool_keeps_the_outer_run_state() 
     inner = make_agent(ScriptedModel(forever), guard, counter)
     turns = [forever(0), forever(0), [("delegate", {"task": "x"})], forever(0), forever(0)]
     outer = make_agent(ScriptedModel(playing(turns)), guard, counter)
-
-    @outer.tool
-    async def delegate(ctx: RunContext[None], task: str) -> str:
-        """Hand the task to a sub-agent."""
-        try:
-            return (await inner.run(task, usage=ctx.usage)).output
-        except LoopAbortedError as exc:
-            return f"the sub-agent was stopped: {exc}"
+    add_delegate(outer, inner)
 
     assert (await outer.run("go")).output == "done"
     assert counter.runs == 3 + 3  # outer: the 4th search was denied; inner: stopped after 3
