@@ -254,7 +254,6 @@ class AgentState:
     __slots__ = (
         "__weakref__",
         "awaited",
-        "awaited_index",
         "calls",
         "cycle",
         "denials_in_row",
@@ -266,6 +265,7 @@ class AgentState:
         "near",
         "near_results",
         "reported",
+        "reporting",
         "result_index",
         "results",
         "run_key",
@@ -284,8 +284,8 @@ class AgentState:
         self.calls = 0
         self.window = CountingWindow(window)
         self.results = ResultBook(window)
+        self.reporting = False
         self.awaited = 0
-        self.awaited_index = -1
         self.result_index = -1
         self.run_key = 0
         self.run_len = 0
@@ -307,20 +307,11 @@ class AgentState:
         self.reported: frozenset[str] = frozenset()
         self.seen = 0.0
 
-    def await_result(self, key: int) -> None:
-        """An allowed call now awaits its result. Until the agent's first result only its
-        newest call is remembered (no bookkeeping for hosts that never report results)."""
-        index = self.window.pushed - 1
-        if self.results.last:
-            self.results.pushed(key, index)
-        else:
-            self.awaited, self.awaited_index = key, index
-
     def awaited_entry(self, key: int) -> int | None:
         """The window index of the allowed call ``key`` whose result this is, taken off
         the awaited calls; None when no allowed call of ``key`` awaits a result."""
-        index = self.results.take_pending(key)
-        if index is None and key == self.awaited:
-            index = self.awaited_index
-        self.awaited = 0
-        return index
+        if not self.reporting:
+            index = self.window.pushed - 1 if key == self.awaited else None
+            self.awaited = 0
+            return index
+        return self.results.take_pending(key)

@@ -48,7 +48,7 @@ class NearDuplicateBreaker:
         return Denial("near_duplicate", count, limit) if count >= limit else None
 
     def record(self, state: AgentState, call: CallKey) -> None:
-        if self.only_with_results and not state.results.last:
+        if self.only_with_results and not state.reporting:
             return  # nothing could count yet: skip the masking until results arrive
         if not call.near:
             return

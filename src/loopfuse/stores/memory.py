@@ -171,7 +171,10 @@ class MemoryStore:
             state.denials_in_row = 0
             for breaker in self._breakers:
                 breaker.record(state, call)
-            state.await_result(call.key)
+            if state.reporting:
+                state.results.pushed(call.key, state.window.pushed - 1)
+            else:
+                state.awaited = call.key
         return ALLOWED
 
     async def adecide(self, agent: Any, call: CallKey) -> Outcome | None:
@@ -190,6 +193,7 @@ class MemoryStore:
             for breaker in self._breakers:
                 breaker.observe(state, call, result)
             state.results.remember(call.key, result.digest)
+            state.reporting = True
         return True
 
     def _denied(self, state: AgentState, denial: Denial) -> Outcome:
