@@ -71,3 +71,25 @@ def test_shadow_mode_never_denies(timeline: list[tuple[str, dict[str, int], str 
     first = next((i for i, (allowed, _, _) in enumerate(expected) if not allowed), len(expected))
     # Up to and including enforce's first denial, shadow reports exactly the same verdicts.
     assert [(k, c) for _, k, c in seen[: first + 1]] == [(k, c) for _, k, c in expected[: first + 1]]
+
+
+@settings(max_examples=60, deadline=None)
+@given(steps, st.lists(st.booleans(), min_size=40, max_size=40))
+def test_results_reported_for_denied_calls_change_nothing(
+    timeline: list[tuple[str, dict[str, int], str | None]], reports: list[bool]
+) -> None:
+    """A host may report a result for every step, the denial text included, or report twice."""
+    config = {**ALL_ON, "loop_brake": {"enabled": False}}
+    clean, noisy = Guard.from_config(config), Guard.from_config(config)
+    expected = replay(clean, timeline)
+    seen = []
+    for (tool, arguments, result), twice in zip(timeline, reports, strict=False):
+        d = noisy.check(tool, arguments, "a")
+        seen.append((d.allowed, d.kind, d.count))
+        if not d.allowed:
+            noisy.record_result(tool, arguments, d.message, "a", ok=twice)
+        elif result is not None:
+            noisy.record_result(tool, arguments, result, "a", ok=not result.startswith("E"))
+            if twice:  # a second, different report of the same call
+                noisy.record_result(tool, arguments, result + " again", "a", ok=False)
+    assert seen == expected
