@@ -33,9 +33,9 @@ RESULTS_CONFIG = {
     },
     "loop_brake": {"max_repeats": 2, "result_aware": True},
     "same_error": {"limit": 3, "identical_limit": 2},
-    "near_duplicate": {"limit": 3, "window": 5},
+    "near_duplicate": {"limit": 2, "window": 5},
     "cycle": {"max_period": 3, "min_repeats": 2},
-    "tools": {"grep": {"duplicate_limit": 2, "near_duplicate_limit": 2}},
+    "tools": {"grep": {"duplicate_limit": 2, "near_duplicate_limit": 3}},
     "guard": {"abort_after_denials": 4},
 }
 # near_duplicate and cycle counting calls whose results are unknown too, or ignoring results.
@@ -193,14 +193,21 @@ def test_memory_and_redis_agree_with_results(server: RedisServer, variant: str) 
             agent=AGENTS,
             block=st.lists(st.tuples(TOOLS, ARGS), min_size=2, max_size=3),
             rounds=st.integers(2, 4),
-            output=OUTPUTS,
+            output=st.none() | OUTPUTS,
         )
         def block_again_and_again(
-            self, agent: str, block: list[tuple[str, int | str]], rounds: int, output: str
+            self, agent: str, block: list[tuple[str, int | str]], rounds: int, output: str | None
         ) -> None:
             for _ in range(rounds):  # A,B,A,B,... (a cycle when the block's calls are distinct)
                 for tool, arg in block:
                     self.both(tool, call_args(arg), agent, output)
+
+        @rule(agent=AGENTS, calls=st.lists(st.tuples(TOOLS, ARGS, OUTPUTS), min_size=2, max_size=6))
+        def parallel_calls(self, agent: str, calls: list[tuple[str, int | str, str]]) -> None:
+            for tool, arg, _ in calls:  # one turn: every call checked, then every result reported
+                self.both(tool, call_args(arg), agent, None)
+            for tool, arg, output in calls:
+                self.report(tool, call_args(arg), agent, output)
 
         @rule(agent=AGENTS, tool=TOOLS, arg=ARGS)
         def check_elsewhere(self, agent: str, tool: str, arg: int | str) -> None:
