@@ -17,16 +17,21 @@ local function find_record(records, entry, width)
   end
 end
 
--- The cycle breaker's match counts m[2..k], stored as "m2,m3,...,mk" (missing ones are 0).
+-- The cycle breaker's match counts m[2..k], stored as "m2,m3,...,mk", or '' when all are 0.
 local function cycle_matches(text, k)
   local m, p = {}, 2
-  for v in string.gmatch(text or '', '%d+') do
-    m[p], p = tonumber(v), p + 1
+  if text then
+    for v in string.gmatch(text, '%d+') do
+      m[p], p = tonumber(v), p + 1
+    end
   end
   for q = p, k do m[q] = 0 end
   return m
 end
 
 local function joined_matches(m, k)
-  return table.concat(m, ',', 2, k)
+  for p = 2, k do
+    if m[p] ~= 0 then return table.concat(m, ',', 2, k) end
+  end
+  return ''
 end

@@ -66,7 +66,10 @@ local function cycle_judged(p, n, need_results)
     local entry = string.sub(history, at + 1, at + 8)
     if seen[entry] then return false end
     seen[entry] = true
-    if need_results and string.sub(outcomes, at + 1, at + 8) == NONE then return false end
+    if need_results then
+      local outcome = string.sub(outcomes, at + 1, at + 8)
+      if outcome == '' or outcome == NONE then return false end
+    end
   end
   return true
 end
@@ -222,18 +225,18 @@ for _, b in ipairs(breakers) do
     put('np', near_pushed, n)
   elseif kind == 'cycle' then
     -- For each period p, how many trailing calls repeat the call p before them; then the
-    -- last b[2] + 1 calls, with their results unknown (NONE) until reported.
+    -- last b[2] + 1 calls, with their results unknown (NONE) until reported ('' while all are).
     local n, k = #history / 8, b[2]
     matches = matches or cycle_matches(f[24], k)
     for p = 2, k do
       local at = (n - p) * 8
       matches[p] = (n >= p and string.sub(history, at + 1, at + 8) == key) and matches[p] + 1 or 0
     end
-    local keep, calls_now, results_now = (k + 1) * 8, history .. key, outcomes .. NONE
-    if #calls_now > keep then
-      calls_now, results_now = string.sub(calls_now, -keep), string.sub(results_now, -keep)
-    end
-    put('ch', calls_now, f[22]) put('cr', results_now, f[23]) put('cm', joined_matches(matches, k), f[24])
+    local keep, calls_now = (k + 1) * 8, history .. key
+    if #calls_now > keep then calls_now = string.sub(calls_now, -keep) end
+    put('ch', calls_now, f[22])
+    if outcomes ~= '' then put('cr', string.sub(outcomes .. NONE, -#calls_now), nil) end
+    put('cm', joined_matches(matches, k), f[24] or '')
   end
 end
 -- The call now awaits its result: until the agent's first result only the newest call

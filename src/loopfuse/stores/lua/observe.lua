@@ -112,6 +112,7 @@ local function observe_cycle(b)
   local history, outcomes, k = f[18] or '', f[19] or '', b[2]
   local n = #history / 8
   if b[4] ~= 1 or n == 0 or string.sub(history, -8) ~= key then return end
+  if outcomes == '' then outcomes = string.rep(NONE, n) end  -- no result known yet
   outcomes = string.sub(outcomes, 1, -9) .. result
   set('cr', outcomes)
   local matches = cycle_matches(f[20], k)
@@ -121,7 +122,7 @@ local function observe_cycle(b)
     if earlier ~= NONE and earlier ~= result then matches[p] = 0 end
   end
   local joined = joined_matches(matches, k)
-  if joined ~= f[20] then set('cm', joined) end
+  if joined ~= (f[20] or '') then set('cm', joined) end
 end
 
 local function save()
