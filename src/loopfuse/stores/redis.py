@@ -105,7 +105,7 @@ class RedisStore:
         return cls(client=client, async_client=async_client, **kwargs)
 
     def bind(self, spec: StoreSpec) -> RedisStore:
-        """A copy evaluating ``spec.breakers``; ``ConfigError`` names breakers Redis lacks
+        """A copy evaluating ``spec.breakers``; ``ConfigError`` names a custom breaker kind
         (``redis_scripts.supported_breakers``)."""
         breakers = supported_breakers(spec)
         bound = copy.copy(self)
