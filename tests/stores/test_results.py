@@ -161,6 +161,18 @@ def test_a_guard_that_never_gets_results_still_sees_near_duplicates(redis_server
     checking.close()
 
 
+async def test_async_checks_without_results_still_see_near_duplicates(redis_server: RedisServer) -> None:
+    store = {"url": redis_server.url, "prefix": unique_prefix()}
+    config = {"near_duplicate": {"limit": 2}, "store": store}
+    reporting, checking = Guard.from_config(config), Guard.from_config(config)
+    for line in range(3):
+        assert run(reporting, "goto", {"line": line}, "the same screen")
+    denied = await checking.acheck("goto", {"line": 50}, "a")
+    assert (denied.allowed, denied.kind, denied.count, denied.limit) == (False, "near_duplicate", 2, 2)
+    reporting.close()
+    await checking.aclose()
+
+
 def test_results_table_stays_bounded(redis_server: RedisServer) -> None:
     prefix = unique_prefix()
     store = {"url": redis_server.url, "prefix": prefix}
