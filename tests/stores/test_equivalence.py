@@ -21,7 +21,7 @@ CONFIG = {
     "guard": {"abort_after_denials": 3},
 }
 AGENTS = st.sampled_from(["a", "b", "c"])
-# Every breaker Redis evaluates with results, at small limits; a window of 6 drops old results.
+# Every breaker at small limits, with results; a window of 6 drops old results.
 RESULTS_CONFIG = {
     "circuit_breaker": {
         "duplicate_limit": 3,
@@ -33,14 +33,28 @@ RESULTS_CONFIG = {
     },
     "loop_brake": {"max_repeats": 2, "result_aware": True},
     "same_error": {"limit": 3, "identical_limit": 2},
-    "near_duplicate": {"enabled": False},
-    "cycle": {"enabled": False},
-    "tools": {"grep": {"duplicate_limit": 2}},
+    "near_duplicate": {"limit": 2, "window": 5},
+    "cycle": {"max_period": 3, "min_repeats": 2},
+    "tools": {"grep": {"duplicate_limit": 2, "near_duplicate_limit": 3}},
     "guard": {"abort_after_denials": 4},
 }
-ARGS = st.sampled_from([0, 3, 4])
+# near_duplicate and cycle counting calls whose results are unknown too, or ignoring results.
+VARIANTS = {
+    "defaults": {},
+    "without_results_too": {
+        "near_duplicate": {"limit": 3, "window": 4, "only_with_results": False},
+        "cycle": {"max_period": 3, "min_repeats": 2, "only_with_results": False},
+    },
+    "results_ignored": {
+        "near_duplicate": {"limit": 2, "window": 3, "only_with_results": False, "result_aware": False},
+        "cycle": {"max_period": 2, "min_repeats": 2, "only_with_results": False, "result_aware": False},
+    },
+}
+# Numbers (one near-duplicate key, arg 4 also one window key with 3), names (cycles), and
+# arguments too long for a near-duplicate key.
+ARGS = st.sampled_from([0, 3, 4, "alpha", "beta", "gamma", "long"])
 TOOLS = st.sampled_from(["read", "grep", "edit"])
-OUTPUTS = st.sampled_from(["same", "new", "error", "other error", "unknown"])
+OUTPUTS = st.sampled_from(["same", "new", "per call", "error", "other error", "unknown"])
 
 
 class LastFirst(GuardListener):
@@ -57,7 +71,11 @@ def answer(guard: Guard, listener: LastFirst, tool: str, args: Any, agent: str) 
     return d.allowed, d.kind, d.count, d.limit, d.escalate, d.message, listener.first
 
 
-def call_args(arg: int) -> dict[str, Any]:
+def call_args(arg: int | str) -> dict[str, Any]:
+    if arg == "long":
+        return {"text": "x" * 2100}
+    if isinstance(arg, str):
+        return {"path": arg}
     return {"n": 3, "reason": "ignored"} if arg == 4 else {"n": arg}  # same window key as 3
 
 
@@ -71,6 +89,8 @@ class Outputs:
         if output == "new":
             self.fresh += 1
             guard.record_result(tool, args, f"page {self.fresh}", agent, ok=True)
+        elif output == "per call":
+            guard.record_result(tool, args, f"what {tool} {args} returns", agent, ok=True)
         elif output == "unknown":
             guard.record_result(tool, args, "done", agent)
         elif output.endswith("error"):
@@ -120,19 +140,22 @@ def test_memory_and_redis_agree(server: RedisServer) -> None:
     run_state_machine_as_test(SameDecisions, settings=limits)
 
 
-def test_memory_and_redis_agree_with_results(server: RedisServer) -> None:
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_memory_and_redis_agree_with_results(server: RedisServer, variant: str) -> None:
+    config = {**RESULTS_CONFIG, **VARIANTS[variant]}
+
     class SameDecisionsWithResults(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
             store = {"url": server.url, "prefix": unique_prefix()}
-            self.guards = (
-                Guard.from_config(RESULTS_CONFIG),
-                Guard.from_config({**RESULTS_CONFIG, "store": store}),
-            )
+            self.guards = (Guard.from_config(config), Guard.from_config({**config, "store": store}))
+            # Another process on the same agents that checks but never receives a result.
+            self.elsewhere = Guard.from_config({**config, "store": store})
             self.listeners = (LastFirst(), LastFirst())
             self.outputs = Outputs()
             for guard, listener in zip(self.guards, self.listeners, strict=True):
                 guard.listeners.append(listener)
+            self.elsewhere.listeners.append(self.listeners[1])
 
         def both(self, tool: str, args: Any, agent: str, output: str | None) -> None:
             """Check on both stores (same answer), then report the same result to both."""
@@ -150,21 +173,47 @@ def test_memory_and_redis_agree_with_results(server: RedisServer) -> None:
                 self.outputs.report(guard, tool, args, agent, output)
 
         @rule(agent=AGENTS, tool=TOOLS, arg=ARGS, output=OUTPUTS)
-        def call_and_report(self, agent: str, tool: str, arg: int, output: str) -> None:
+        def call_and_report(self, agent: str, tool: str, arg: int | str, output: str) -> None:
             self.both(tool, call_args(arg), agent, output)  # reported even when denied
 
         @rule(agent=AGENTS, tool=TOOLS, arg=ARGS)
-        def call_without_result(self, agent: str, tool: str, arg: int) -> None:
+        def call_without_result(self, agent: str, tool: str, arg: int | str) -> None:
             self.both(tool, call_args(arg), agent, None)
 
         @rule(agent=AGENTS, tool=TOOLS, arg=ARGS, output=OUTPUTS)
-        def report_again(self, agent: str, tool: str, arg: int, output: str) -> None:
+        def report_again(self, agent: str, tool: str, arg: int | str, output: str) -> None:
             self.report(tool, call_args(arg), agent, output)  # twice, late, or never checked
 
         @rule(agent=AGENTS, arg=ARGS, output=OUTPUTS, times=st.integers(2, 7))
-        def same_call_in_a_row(self, agent: str, arg: int, output: str, times: int) -> None:
+        def same_call_in_a_row(self, agent: str, arg: int | str, output: str, times: int) -> None:
             for i in range(times):  # with arg 3 or 4: one window key, alternating full digests
-                self.both("read", call_args(arg if arg == 0 else 3 + i % 2), agent, output)
+                self.both("read", call_args(3 + i % 2 if arg in (3, 4) else arg), agent, output)
+
+        @rule(
+            agent=AGENTS,
+            block=st.lists(st.tuples(TOOLS, ARGS), min_size=2, max_size=3),
+            rounds=st.integers(2, 4),
+            output=st.none() | OUTPUTS,
+        )
+        def block_again_and_again(
+            self, agent: str, block: list[tuple[str, int | str]], rounds: int, output: str | None
+        ) -> None:
+            for _ in range(rounds):  # A,B,A,B,... (a cycle when the block's calls are distinct)
+                for tool, arg in block:
+                    self.both(tool, call_args(arg), agent, output)
+
+        @rule(agent=AGENTS, calls=st.lists(st.tuples(TOOLS, ARGS, OUTPUTS), min_size=2, max_size=6))
+        def parallel_calls(self, agent: str, calls: list[tuple[str, int | str, str]]) -> None:
+            for tool, arg, _ in calls:  # one turn: every call checked, then every result reported
+                self.both(tool, call_args(arg), agent, None)
+            for tool, arg, output in calls:
+                self.report(tool, call_args(arg), agent, output)
+
+        @rule(agent=AGENTS, tool=TOOLS, arg=ARGS)
+        def check_elsewhere(self, agent: str, tool: str, arg: int | str) -> None:
+            args = call_args(arg)
+            expected = answer(self.guards[0], self.listeners[0], tool, args, agent)
+            assert answer(self.elsewhere, self.listeners[1], tool, args, agent) == expected
 
         @rule(agent=AGENTS)
         def forget(self, agent: str) -> None:
@@ -173,8 +222,9 @@ def test_memory_and_redis_agree_with_results(server: RedisServer) -> None:
 
         def teardown(self) -> None:
             self.guards[1].close()
+            self.elsewhere.close()
 
     limits = settings(
-        max_examples=60, stateful_step_count=50, deadline=None, suppress_health_check=list(HealthCheck)
+        max_examples=50, stateful_step_count=50, deadline=None, suppress_health_check=list(HealthCheck)
     )
     run_state_machine_as_test(SameDecisionsWithResults, settings=limits)

@@ -102,15 +102,15 @@ def test_agent_count_and_forget(redis_server: RedisServer) -> None:
     assert guard.stats()["agents"] == 2
 
 
-class CycleBreaker(WindowBreaker):
+class CustomBreaker(WindowBreaker):
     """A breaker of a kind the Redis script does not implement."""
 
-    kind = "cycle"  # type: ignore[assignment]
+    kind = "custom"  # type: ignore[assignment]
 
 
 def test_breakers_redis_lacks_are_refused(redis_server: RedisServer) -> None:
-    spec = StoreSpec((WindowBreaker(2), CycleBreaker(2)), window=10, abort_after=None)
-    with pytest.raises(ConfigError, match="cycle"):
+    spec = StoreSpec((WindowBreaker(2), CustomBreaker(2)), window=10, abort_after=None)
+    with pytest.raises(ConfigError, match="custom"):
         open_store(redis_server.url, spec)
     assert open_store("memory://", spec) is not None
 

@@ -95,15 +95,96 @@ def test_per_tool_duplicate_limit(make_guard: GuardFactory) -> None:
     assert outcome(guard, "search", {"q": "x"}) == (False, "duplicate", 2, 2)
 
 
+def test_near_duplicates_returning_the_same_result_are_denied(make_guard: GuardFactory) -> None:
+    guard = make_guard({"near_duplicate": {"limit": 3}})
+    # The agent's first call precedes its first result, so near_duplicate does not count it.
+    assert [run(guard, "goto", {"line": i}, "the same screen") for i in range(4)] == [True] * 4
+    assert outcome(guard, "goto", {"line": 99}) == (False, "near_duplicate", 3, 3)
+    assert outcome(guard, "goto", {"file": "b.py"}) == (True, None, 0, 0)  # another shape of call
+    pages = [run(guard, "goto", {"line": i}, f"screen {i}", agent="b") for i in range(12)]
+    assert pages == [True] * 12  # new screens are progress
+
+
+def test_near_duplicates_without_results_do_not_count(make_guard: GuardFactory) -> None:
+    guard = make_guard({"near_duplicate": {"limit": 2}})
+    assert run(guard, "search", {"q": "job 1"}, "no match")
+    assert [guard.check("search", {"q": f"job {i}"}, "a").allowed for i in range(2, 12)] == [True] * 10
+
+
+def test_results_of_parallel_calls_rekey_their_near_duplicate_entries(make_guard: GuardFactory) -> None:
+    guard = make_guard({"near_duplicate": {"limit": 2}})
+    assert run(guard, "list", {}, "a.py b.py")
+    turn = [("search", {"q": "job 1"}), ("read", {"p": "a.py"}), ("read", {"p": "b.py"}), ("stat", {})]
+    assert all(guard.check(tool, args, "a") for tool, args in turn)  # one turn, results after
+    for tool, args in turn:
+        guard.record_result(tool, args, "no match" if tool == "search" else "text", "a")
+    assert run(guard, "search", {"q": "job 2"}, "no match")
+    assert outcome(guard, "search", {"q": "job 3"}) == (False, "near_duplicate", 2, 2)
+
+
+def test_cycle_with_the_same_results_is_denied(make_guard: GuardFactory) -> None:
+    guard = make_guard()  # cycle: max_period 4, min_repeats 3, only with results
+    steps = [run(guard, tool, {}, f"{tool} output") for tool in ["open", "close"] * 3]
+    assert steps == [True] * 6
+    assert outcome(guard, "open", {}) == (False, "cycle", 3, 3)
+    assert outcome(guard, "edit", {}) == (True, None, 0, 0)
+    progress = [run(guard, tool, {}, f"{tool} {i}", agent="b") for i in range(6) for tool in ("up", "down")]
+    assert progress == [True] * 12  # new results each time
+
+
+def test_cycle_is_judged_once_its_calls_have_results(make_guard: GuardFactory) -> None:
+    guard = make_guard()
+    assert all(guard.check(tool, {}, "a") for tool in ["A", "B", "C"] * 3)  # no results yet
+    assert run(guard, "A", {}, "same")  # the first result: only A's is known
+    for tool in ("B", "C"):
+        assert run(guard, tool, {}, "same")
+    assert outcome(guard, "A", {}) == (False, "cycle", 4, 3)  # A,B,C four times in a row
+
+
+def test_default_redis_guard_denies_cycles_and_near_duplicates(redis_server: RedisServer) -> None:
+    guard = Guard.from_config({"store": {"url": redis_server.url, "prefix": unique_prefix()}})
+    assert [run(guard, tool, {}, "same") for tool in ["open", "close"] * 3] == [True] * 6
+    assert outcome(guard, "open", {}) == (False, "cycle", 3, 3)
+    assert all(run(guard, "goto", {"line": i}, "same", agent="b") for i in range(9))
+    assert outcome(guard, "goto", {"line": 99}, "b") == (False, "near_duplicate", 8, 8)
+    guard.close()
+
+
+def test_a_guard_that_never_gets_results_still_sees_near_duplicates(redis_server: RedisServer) -> None:
+    store = {"url": redis_server.url, "prefix": unique_prefix()}
+    config = {"near_duplicate": {"limit": 2}, "store": store}
+    reporting, checking = Guard.from_config(config), Guard.from_config(config)
+    for line in range(3):  # the first call precedes the first result: two count
+        assert run(reporting, "goto", {"line": line}, "the same screen")
+    assert outcome(checking, "goto", {"line": 50}) == (False, "near_duplicate", 2, 2)
+    reporting.close()
+    checking.close()
+
+
+async def test_async_checks_without_results_still_see_near_duplicates(redis_server: RedisServer) -> None:
+    store = {"url": redis_server.url, "prefix": unique_prefix()}
+    config = {"near_duplicate": {"limit": 2}, "store": store}
+    reporting, checking = Guard.from_config(config), Guard.from_config(config)
+    for line in range(3):
+        assert run(reporting, "goto", {"line": line}, "the same screen")
+    denied = await checking.acheck("goto", {"line": 50}, "a")
+    assert (denied.allowed, denied.kind, denied.count, denied.limit) == (False, "near_duplicate", 2, 2)
+    reporting.close()
+    await checking.aclose()
+
+
 def test_results_table_stays_bounded(redis_server: RedisServer) -> None:
     prefix = unique_prefix()
     store = {"url": redis_server.url, "prefix": prefix}
-    guard = Guard.from_config({"circuit_breaker": {"window": 10}, "store": store})
-    for i in range(60):
-        run(guard, "read", {"p": i}, f"content {i}")
+    config = {"circuit_breaker": {"window": 10}, "near_duplicate": {"limit": 2, "window": 4}, "store": store}
+    guard = Guard.from_config(config)
+    for i in range(60):  # distinct calls, and distinct near-duplicate keys (the tool's name)
+        run(guard, f"read{i}", {"p": i}, f"content {i}")
     client = redis_server.client()
     assert client.hlen(f"{prefix}{{a}}:r") == 10
     assert client.strlen(f"{prefix}{{a}}:o") == 80
+    assert client.strlen(f"{prefix}{{a}}:n") == client.strlen(f"{prefix}{{a}}:no") == 32
+    assert client.hlen(f"{prefix}{{a}}:nr") == 4
     guard.forget("a")
     assert client.keys(f"{prefix}*") == []
     guard.close()

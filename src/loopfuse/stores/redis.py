@@ -2,9 +2,9 @@
 
 Each check is one round trip: a Lua script (``lua/decide.lua``) evaluates the guard's
 breakers in order on the agent's keys and records the call only if all allow; each reported
-result is one more (``lua/observe.lua``). An agent has four keys in one hash slot
-(``<prefix>{<agent id>}:s``, ``:w``, ``:r`` and ``:o``), so Redis Cluster works; all expire
-after ``idle_expiry`` without use.
+result is one more (``lua/observe.lua``). An agent has up to seven keys in one hash slot
+(``<prefix>{<agent id>}:s``, ``:w``, ``:r``, ``:o`` and near_duplicate's ``:n``, ``:nr``,
+``:no``), so Redis Cluster works; all expire after ``idle_expiry`` without use.
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ from .redis_scripts import SUPPORTED_KINDS, ScriptSet, supported_breakers
 __all__ = ["SUPPORTED_KINDS", "RedisStore", "agent_id", "redacted"]
 
 _ID_ATTRIBUTES = ("id", "agent_id", "session_id", "name", "uuid")
-_KEY_SUFFIXES = (":s", ":w", ":r", ":o")
+_KEY_SUFFIXES = (":s", ":w", ":r", ":o", ":n", ":nr", ":no")
+_NEAR_WANTED = 1  # decide.lua's reply: send the call again with its near-duplicate key
 
 
 def agent_id(agent: Any) -> str:
@@ -104,7 +105,7 @@ class RedisStore:
         return cls(client=client, async_client=async_client, **kwargs)
 
     def bind(self, spec: StoreSpec) -> RedisStore:
-        """A copy evaluating ``spec.breakers``; ``ConfigError`` names breakers Redis lacks
+        """A copy evaluating ``spec.breakers``; ``ConfigError`` names a custom breaker kind
         (``redis_scripts.supported_breakers``)."""
         breakers = supported_breakers(spec)
         bound = copy.copy(self)
@@ -125,6 +126,7 @@ class RedisStore:
         self._observe = self._client.register_script(self._scripts.observe)
         self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
         self._retry_at = 0.0
+        self._near = self._scripts.near_from_start
         client = self._async_client
         self._user_async_script = client.register_script(self._source) if client is not None else None
 
@@ -146,6 +148,9 @@ class RedisStore:
         self._ensure_up()
         try:
             reply = self._script(keys=keys, args=self._args(call), client=self._client)
+            if reply == _NEAR_WANTED:
+                self._near = True
+                reply = self._script(keys=keys, args=self._args(call), client=self._client)
         except (RedisError, OSError) as exc:
             raise self._failed(exc) from exc
         return self._outcome(reply)
@@ -158,6 +163,7 @@ class RedisStore:
         except ConfigError:
             return False
         self._ensure_up()
+        self._near = True  # from now on checks send near-duplicate keys (see ``_args``)
         try:
             self._observe(keys=keys, args=self._scripts.result_args(call, result), client=self._client)
         except (RedisError, OSError) as exc:
@@ -173,6 +179,9 @@ class RedisStore:
             return await asyncio.to_thread(self.decide, agent, call)
         try:
             reply = await script(keys=keys, args=self._args(call))
+            if reply == _NEAR_WANTED:
+                self._near = True
+                reply = await script(keys=keys, args=self._args(call))
         except (RedisError, OSError) as exc:
             raise self._failed(exc) from exc
         return self._outcome(reply)
@@ -199,7 +208,10 @@ class RedisStore:
         return [base + suffix for suffix in _KEY_SUFFIXES]
 
     def _args(self, call: CallKey) -> list[Any]:
-        return self._scripts.check_args(call)
+        """The check's arguments. The near-duplicate key is computed only once this guard has
+        seen a result (or was asked for it): until an agent reports results, near_duplicate
+        with ``only_with_results`` neither judges nor records its calls, as in process."""
+        return self._scripts.check_args(call, self._near)
 
     def _outcome(self, reply: Any) -> Outcome:
         self._retry_at = 0.0

@@ -1,7 +1,8 @@
 """The Lua scripts of the Redis store, bound to a guard's breakers, and the arguments they take.
 
 Lua numbers in Redis are doubles, so everything that needs 63-bit arithmetic (pair keys of a
-call and its result, digests) is computed here and sent as bytes; the scripts only compare.
+call or near-duplicate key and its result, digests, near-duplicate keys) is computed here and
+sent as bytes; the scripts only compare.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from importlib import resources
 from typing import Any
 
-from ..breakers import Breaker, WindowBreaker
+from ..breakers import Breaker, NearDuplicateBreaker, WindowBreaker
 from ..calls import CallKey
 from ..errors import ConfigError
 from ..state import ToolResult
@@ -18,35 +19,28 @@ from .base import StoreSpec
 
 __all__ = ["SUPPORTED_KINDS", "ScriptSet", "supported_breakers"]
 
-SUPPORTED_KINDS = ("cap", "duplicate", "repeat", "same_error")
+SUPPORTED_KINDS = ("cap", "duplicate", "repeat", "same_error", "near_duplicate", "cycle")
+_NONE = bytes(8)  # no near-duplicate key (``CallKey.near`` is 0)
+_UNSENT = b""  # a near-duplicate key not computed (the guard has seen no result yet)
 
 
 def _source(name: str) -> str:
     return resources.files(__package__).joinpath(f"lua/{name}.lua").read_text(encoding="utf-8")
 
 
-_DECIDE, _OBSERVE = _source("decide"), _source("observe")
+_COMMON, _DECIDE, _OBSERVE = _source("common"), _source("decide"), _source("observe")
 
 
 def supported_breakers(spec: StoreSpec) -> tuple[Breaker, ...]:
-    """``spec.breakers`` the Redis store evaluates; ``ConfigError`` names those it cannot.
-
-    ``cycle`` and ``near_duplicate`` with ``only_with_results`` act only on reported results,
-    which Redis does not feed them yet: they are left out (see the README), others refused.
-    """
-    kept = tuple(b for b in spec.breakers if not _results_only(b) or b.kind in SUPPORTED_KINDS)
-    unsupported = sorted({b.kind for b in kept} - set(SUPPORTED_KINDS))
+    """``spec.breakers``, all of which the Redis store evaluates; ``ConfigError`` names any
+    breaker of another kind (a custom one)."""
+    unsupported = sorted({b.kind for b in spec.breakers} - set(SUPPORTED_KINDS))
     if unsupported:
         raise ConfigError(
             f"the Redis store cannot evaluate the breaker(s) {', '.join(unsupported)}: "
             f"it implements {', '.join(SUPPORTED_KINDS)}; disable them or use store='memory://'"
         )
-    return kept
-
-
-def _results_only(breaker: Any) -> bool:
-    """Whether ``breaker`` can only deny on the basis of reported results."""
-    return breaker.kind == "same_error" or bool(getattr(breaker, "only_with_results", False))
+    return spec.breakers
 
 
 class ScriptSet:
@@ -54,16 +48,27 @@ class ScriptSet:
 
     def __init__(self, breakers: tuple[Breaker, ...], window: int, ttl_ms: int) -> None:
         header = f"local size, ttl, breakers = {window}, {ttl_ms}, {{{_settings(breakers)}}}\n"
-        self.decide, self.observe = header + _DECIDE, header + _OBSERVE
+        self.decide, self.observe = header + _COMMON + _DECIDE, header + _COMMON + _OBSERVE
         windows = [b for b in breakers if isinstance(b, WindowBreaker)]
         self._window = windows[0] if windows else None
+        nears = [b for b in breakers if isinstance(b, NearDuplicateBreaker)]
+        self._near = nears[0] if nears else None
+        # Whether every check needs the near-duplicate key, results or not.
+        self.near_from_start = self._near is not None and not self._near.only_with_results
 
-    def check_args(self, call: CallKey) -> list[Any]:
+    def check_args(self, call: CallKey, near: bool) -> list[Any]:
+        """The check's arguments; with ``near`` false the near-duplicate key is not computed
+        (about 9 us of masking) and the script asks for it if the agent has results."""
         plain, with_result = self._window_limits(call.tool)
-        return [call.key.to_bytes(8, "big"), call.full, _tool_id(call.tool), plain, with_result]
+        args = [call.key.to_bytes(8, "big"), call.full, _tool_id(call.tool), plain, with_result]
+        breaker = self._near
+        if breaker is not None:
+            args.append(call.near.to_bytes(8, "big") if near else _UNSENT)
+            args.append(breaker.tool_limits.get(call.tool, breaker.limit))
+        return args
 
     def result_args(self, call: CallKey, result: ToolResult) -> list[Any]:
-        return [
+        args = [
             call.key.to_bytes(8, "big"),
             call.full,
             _tool_id(call.tool),
@@ -72,6 +77,12 @@ class ScriptSet:
             b"0" if result.ok is False else b"1",
             result.error.to_bytes(8, "big"),
         ]
+        near = call.near if self._near is not None else 0
+        if near:
+            args += [near.to_bytes(8, "big"), pair_key(near, result.digest).to_bytes(8, "big")]
+        else:
+            args += [_NONE, _NONE]
+        return args
 
     def _window_limits(self, tool: str) -> tuple[int, int]:
         """The window limit for a call of ``tool`` without and with a known result."""
@@ -102,4 +113,9 @@ def _values(breaker: Any) -> list[int]:
         return [int(breaker.result_aware), breaker.same_result_limit, breaker.progress_limit]
     if kind == "repeat":
         return [breaker.max_repeats, int(breaker.result_aware)]
-    return [breaker.limit, breaker.identical_limit]
+    if kind == "same_error":
+        return [breaker.limit, breaker.identical_limit]
+    if kind == "near_duplicate":
+        return [breaker.window, int(breaker.result_aware), int(breaker.only_with_results)]
+    flags = [int(breaker.result_aware), int(breaker.only_with_results)]
+    return [breaker.max_period, breaker.min_repeats, *flags]  # cycle

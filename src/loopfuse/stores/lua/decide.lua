@@ -5,53 +5,96 @@
 -- with the breakers in the guard's order:
 --   {'cap', limit} | {'duplicate', result_aware, same_result_limit, progress_limit}
 --   | {'repeat', max_repeats, result_aware} | {'same_error', limit, identical_limit}
+--   | {'near_duplicate', window, result_aware, only_with_results}
+--   | {'cycle', max_period, min_repeats, result_aware, only_with_results}
+-- then common.lua.
 --
 -- KEYS[1]  the agent's state hash: calls, denials, pos, the loop brake's streak, the window's
---          run of one call, the run of errors, awaited results, first:<kind>
+--          run of one call, the run of errors, awaited results, the near-duplicate window's
+--          count and awaited results, the cycle's last calls, results and matches, first:<kind>
 -- KEYS[2]  the agent's window: a string of 8-byte entries (call keys, or pair keys of a call
 --          and its result once known), a ring of at most size entries
 -- KEYS[3]  the latest result of each recent call key: key -> pair key .. update number
 -- KEYS[4]  the ring of call keys in the order their results arrived (bounds KEYS[3])
+-- KEYS[5], KEYS[6], KEYS[7]  the same three for near-duplicate keys (near_duplicate's own window)
 -- ARGV[1]  the call's window key (8 bytes)      ARGV[2]  the call's full digest (32 bytes)
 -- ARGV[3]  the tool's name                      ARGV[4], ARGV[5]  the window limit for this
 --          call without and with a known result (per-tool limits are resolved by the store)
+-- ARGV[6]  the call's near-duplicate key: NONE when it has none, '' when the store did not
+--          compute it (its guard has seen no result yet)
+-- ARGV[7]  the near-duplicate limit for this call's tool
 --
--- Returns 0 when the call is allowed and recorded, else {kind, count, limit, first, denials in a row}.
+-- Returns 0 when the call is allowed and recorded, else {kind, count, limit, first, denials in a row};
+-- 1, having changed nothing, when the near-duplicate key is needed and was not sent (the agent
+-- has results): the store sends the call again with it.
 -- A denied call is recorded by no breaker; the loop brake's streak counts its own refusals.
 -- Pair keys and digests are computed by the store: Lua numbers are doubles, so it only compares bytes.
 
 local state, win, latest = KEYS[1], KEYS[2], KEYS[3]
 local key, digest, tool = ARGV[1], ARGV[2], ARGV[3]
 local plain_limit, result_limit = tonumber(ARGV[4]), tonumber(ARGV[5])
-local PENDING, RECORD = math.min(size, 32), 20
+local near, near_limit = ARGV[6], tonumber(ARGV[7])
+local PENDING = math.min(size, 32)
 
 local f = redis.call('HMGET', state, 'calls', 'streak', 'digest', 'denials', 'pos', 'stale', 'puts',
-  'rk', 'rl', 'rs', 'rr', 'sres', 'et', 'es', 'ec', 'ecs', 'pend', 'aw')
+  'rk', 'rl', 'rs', 'rr', 'sres', 'et', 'es', 'ec', 'ecs', 'pend', 'aw', 'np', 'nq', 'npend', 'ch', 'cr', 'cm')
 local calls, streak, last = tonumber(f[1]) or 0, tonumber(f[2]) or 0, f[3]
 local denials, pos, stale, puts = tonumber(f[4]) or 0, tonumber(f[5]) or 0, tonumber(f[6]) or 0, tonumber(f[7]) or 0
 local run_key, run_len, run_stale = f[8], tonumber(f[9]) or 0, tonumber(f[10]) or 0
 local err_tool, err_streak, err_call, err_call_streak = f[13], tonumber(f[14]) or 0, f[15], tonumber(f[16]) or 0
-local ring
+local near_pushed, near_puts = tonumber(f[19]) or 0, tonumber(f[20]) or 0
+local history, outcomes, matches = f[22] or '', f[23] or '', nil
+local ring, near_ring = nil, ''
 
 -- Few closures on purpose: the script body runs on every check, and each costs time.
 
--- How many of the 8-byte entries of `ring` equal `entry`.
-local function count_in(entry)
+-- How many of the 8-byte entries of `entries` equal `entry`.
+local function count_in(entries, entry)
   local n, i = 0, 1
   while true do
-    local p = string.find(ring, entry, i, true)
+    local p = string.find(entries, entry, i, true)
     if not p then return n end
     if (p - 1) % 8 == 0 then n, i = n + 1, p + 8 else i = p + 1 end
   end
 end
 
--- PEXPIRE costs about 1.5 us: the results' keys exist only once the agent reported a result.
+-- Whether the last p calls are distinct and, when required, all have known results.
+local function cycle_judged(p, n, need_results)
+  local seen = {}
+  for i = 1, p do
+    local at = (n - i) * 8
+    local entry = string.sub(history, at + 1, at + 8)
+    if seen[entry] then return false end
+    seen[entry] = true
+    if need_results then
+      local outcome = string.sub(outcomes, at + 1, at + 8)
+      if outcome == '' or outcome == NONE then return false end
+    end
+  end
+  return true
+end
+
+-- `pending` (records of RECORD bytes) with `entry` awaiting at `index`, at most `bound` records.
+local function awaiting(pending, entry, index, bound)
+  local p = find_record(pending, entry, RECORD)
+  if p then pending = string.sub(pending, 1, p - 1) .. string.sub(pending, p + RECORD) end
+  pending = pending .. entry .. string.format('%012d', index)
+  if #pending > bound * RECORD then pending = string.sub(pending, RECORD + 1) end
+  return pending
+end
+
+-- PEXPIRE costs about 1.5 us: the results' and near-duplicate keys exist only once used.
 local function touch()
   redis.call('PEXPIRE', state, ttl)
   redis.call('PEXPIRE', win, ttl)
   if puts > 0 then
     redis.call('PEXPIRE', latest, ttl)
     redis.call('PEXPIRE', KEYS[4], ttl)
+  end
+  if near_pushed > 0 then redis.call('PEXPIRE', KEYS[5], ttl) end
+  if near_puts > 0 then
+    redis.call('PEXPIRE', KEYS[6], ttl)
+    redis.call('PEXPIRE', KEYS[7], ttl)
   end
 end
 
@@ -62,13 +105,13 @@ for _, b in ipairs(breakers) do
     if b[2] > 0 and calls >= b[2] then count, limit = calls, b[2] end
   elseif kind == 'duplicate' then
     ring = redis.call('GET', win) or ''
-    local n, pair = count_in(key), nil
+    local n, pair = count_in(ring, key), nil
     limit = plain_limit
     if b[2] == 1 and puts > 0 then  -- the pair key of this call's latest result, when known
       local v = redis.call('HGET', latest, key)
       pair = v and string.sub(v, 1, 8)
     end
-    if pair then n, limit = n + count_in(pair), result_limit end
+    if pair then n, limit = n + count_in(ring, pair), result_limit end
     if n >= limit then
       count = n
     elseif pair and run_key == key then
@@ -86,6 +129,31 @@ for _, b in ipairs(breakers) do
       count, limit = err_streak, b[2]
     elseif b[3] > 0 and err_call == key and err_call_streak >= b[3] then
       count, limit = err_call_streak, b[3]
+    end
+  elseif kind == 'near_duplicate' then
+    if near == '' then
+      if puts > 0 then return 1 end  -- with results the key is needed (to record it, at least)
+    elseif near_pushed > 0 and near ~= NONE then
+      near_ring = redis.call('GET', KEYS[5]) or ''
+      local n = b[4] == 1 and 0 or count_in(near_ring, near)
+      if b[3] == 1 and near_puts > 0 then  -- entries that returned the key's latest result
+        local v = redis.call('HGET', KEYS[6], near)
+        if v then n = n + count_in(near_ring, string.sub(v, 1, 8)) end
+      end
+      if n >= near_limit then count, limit = n, near_limit end
+    end
+  elseif kind == 'cycle' then
+    local n, repeats = #history / 8, b[3]
+    for p = 2, math.min(b[2], n) do
+      local at = (n - p) * 8
+      if string.sub(history, at + 1, at + 8) == key then
+        matches = matches or cycle_matches(f[24], b[2])
+        local run = matches[p] + 1
+        if run > p * (repeats - 1) and cycle_judged(p, n, b[5] == 1) then
+          count, limit = math.floor((run - 1 + p) / p), repeats
+          break
+        end
+      end
     end
   end
   if count then
@@ -110,7 +178,8 @@ local function put(field, value, old)
 end
 put('denials', 0, denials)
 for _, b in ipairs(breakers) do
-  if b[1] == 'duplicate' then
+  local kind = b[1]
+  if kind == 'duplicate' then
     -- Append the call's key to the window; once full, overwrite the oldest entry.
     local full = size * 8
     if #ring + 8 < full then
@@ -129,12 +198,45 @@ for _, b in ipairs(breakers) do
     else  -- a new run of one call: its results so far are unknown
       put('rk', key, run_key) put('rl', 1, run_len) put('rs', 0, run_stale) put('rr', '', f[11] or '')
     end
-  elseif b[1] == 'repeat' then
+  elseif kind == 'repeat' then
     if last == digest then
       put('streak', streak + 1, streak) put('stale', stale + 1, stale)
     else
       put('digest', digest, last) put('streak', 1, streak) put('stale', 1, stale) put('sres', '', f[12] or '')
     end
+  elseif kind == 'near_duplicate' and near ~= '' and near ~= NONE and (b[4] == 0 or puts > 0) then
+    -- Its own ring of b[2] near keys (the entry pushed as the i-th sits at i % b[2]).
+    local n, full = near_pushed, b[2] * 8
+    if #near_ring > full then  -- the window was made shorter since this agent's last call
+      near_ring = string.sub(near_ring, 1, full)
+      redis.call('SET', KEYS[5], near_ring)
+    end
+    if #near_ring + 8 < full then
+      redis.call('APPEND', KEYS[5], near)
+    elseif #near_ring + 8 == full then
+      redis.call('SET', KEYS[5], near_ring .. near)
+    else
+      redis.call('SETRANGE', KEYS[5], (n % b[2]) * 8, near)
+    end
+    if b[3] == 1 or b[4] == 1 then
+      put('npend', awaiting(f[21] or '', near, n, math.min(b[2], 32)), f[21])
+    end
+    near_pushed = n + 1
+    put('np', near_pushed, n)
+  elseif kind == 'cycle' then
+    -- For each period p, how many trailing calls repeat the call p before them; then the
+    -- last b[2] + 1 calls, with their results unknown (NONE) until reported ('' while all are).
+    local n, k = #history / 8, b[2]
+    matches = matches or cycle_matches(f[24], k)
+    for p = 2, k do
+      local at = (n - p) * 8
+      matches[p] = (n >= p and string.sub(history, at + 1, at + 8) == key) and matches[p] + 1 or 0
+    end
+    local keep, calls_now = (k + 1) * 8, history .. key
+    if #calls_now > keep then calls_now = string.sub(calls_now, -keep) end
+    put('ch', calls_now, f[22])
+    if outcomes ~= '' then put('cr', string.sub(outcomes .. NONE, -#calls_now), nil) end
+    put('cm', joined_matches(matches, k), f[24] or '')
   end
 end
 -- The call now awaits its result: until the agent's first result only the newest call
@@ -142,19 +244,7 @@ end
 if puts == 0 then
   put('aw', key, f[18])
 else
-  local pending, i = f[17] or '', 1
-  while true do
-    local p = string.find(pending, key, i, true)
-    if not p then break end
-    if (p - 1) % RECORD == 0 then
-      pending = string.sub(pending, 1, p - 1) .. string.sub(pending, p + RECORD)
-      break
-    end
-    i = p + 1
-  end
-  pending = pending .. key .. string.format('%012d', calls)
-  if #pending > PENDING * RECORD then pending = string.sub(pending, RECORD + 1) end
-  put('pend', pending, nil)
+  put('pend', awaiting(f[17] or '', key, calls, PENDING), nil)
 end
 redis.call('HSET', state, unpack(out))
 touch()

@@ -1,10 +1,12 @@
 -- loopfuse: let every breaker of one guard observe the result of one agent's call, atomically.
 --
--- The store prepends the same settings line as for decide.lua. Keys are decide.lua's.
+-- The store prepends the same settings line and common.lua as for decide.lua. Keys are decide.lua's.
 -- ARGV[1]  the call's window key (8 bytes)      ARGV[2]  the call's full digest (32 bytes)
 -- ARGV[3]  the tool's name                      ARGV[4]  the result digest (8 bytes)
 -- ARGV[5]  the pair key of the call key and the result digest (8 bytes)
 -- ARGV[6]  '0' when the result is an error      ARGV[7]  the error digest (8 bytes)
+-- ARGV[8]  the call's near-duplicate key (NONE when it has none)
+-- ARGV[9]  the pair key of the near-duplicate key and the result digest (8 bytes)
 --
 -- A result counts only for an allowed call awaiting it, once (as AgentState.awaited_entry):
 -- until the agent's first result, the newest call (`aw`); then the last calls in `pend`.
@@ -12,29 +14,19 @@
 
 local state, win, latest, order = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local key, digest, tool, result, pair = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local failed, err = ARGV[6] == '0', ARGV[7]
-local RECORD = 20
+local failed, err, near, near_pair = ARGV[6] == '0', ARGV[7], ARGV[8], ARGV[9]
 
 local f = redis.call('HMGET', state, 'calls', 'puts', 'aw', 'pend', 'rk', 'rs', 'rr', 'digest', 'sres',
-  'et', 'ek', 'es', 'ec', 'ecs')
+  'et', 'ek', 'es', 'ec', 'ecs', 'np', 'nq', 'npend', 'ch', 'cr', 'cm')
 local calls, puts, awaited, pending = tonumber(f[1]) or 0, tonumber(f[2]) or 0, f[3], f[4] or ''
 local run_key, run_stale, run_result, streak_digest, streak_result = f[5], tonumber(f[6]) or 0, f[7], f[8], f[9]
 local err_tool, err_key, err_streak, err_call, err_call_streak = f[10], f[11], tonumber(f[12]) or 0, f[13], tonumber(f[14]) or 0
+local near_pushed, near_puts = tonumber(f[15]) or 0, tonumber(f[16]) or 0
 local changes = {}
 
 local function set(field, value)
   table.insert(changes, field)
   table.insert(changes, value)
-end
-
-local function find_record(records, entry, width)
-  local i = 1
-  while true do
-    local p = string.find(records, entry, i, true)
-    if not p then return nil end
-    if (p - 1) % width == 0 then return p end
-    i = p + 1
-  end
 end
 
 -- The window index of the awaiting call of this key, taken off the awaited calls; nil if none.
@@ -83,23 +75,59 @@ local function observe_same_error()
   set('ec', key)
 end
 
--- Remember the call's latest result; the key remembered `size` results ago goes unless updated since.
-local function remember()
-  puts = puts + 1
-  local at = ((puts - 1) % size) * 8
-  local oldest = redis.call('GETRANGE', order, at, at + 7)
+-- Remember `entry`'s latest result (as `entry_pair`) in the hash `table` bounded by the ring
+-- `ring`: the entry remembered `bound` results ago goes unless updated since. The new count.
+local function remember(table_key, ring_key, entry, entry_pair, count, bound)
+  count = count + 1
+  local at = ((count - 1) % bound) * 8
+  local oldest = redis.call('GETRANGE', ring_key, at, at + 7)
   if #oldest == 8 then
-    local v = redis.call('HGET', latest, oldest)
-    if v and tonumber(string.sub(v, 9)) == puts - size then redis.call('HDEL', latest, oldest) end
+    local v = redis.call('HGET', table_key, oldest)
+    if v and tonumber(string.sub(v, 9)) == count - bound then redis.call('HDEL', table_key, oldest) end
   end
-  redis.call('SETRANGE', order, at, key)
-  redis.call('HSET', latest, key, pair .. puts)
-  set('puts', puts)
+  redis.call('SETRANGE', ring_key, at, entry)
+  redis.call('HSET', table_key, entry, entry_pair .. count)
+  return count
+end
+
+-- near_duplicate's own window: re-key the latest awaiting entry of this near key, remember its result.
+local function observe_near(b)
+  if near_pushed == 0 or near == NONE then return end
+  local records = f[17] or ''
+  local p = find_record(records, near, RECORD)
+  if p then
+    local index = tonumber(string.sub(records, p + 8, p + RECORD - 1))
+    set('npend', string.sub(records, 1, p - 1) .. string.sub(records, p + RECORD))
+    local age = near_pushed - 1 - index
+    if age >= 0 and age < math.min(near_pushed, b[2]) then
+      redis.call('SETRANGE', KEYS[5], (index % b[2]) * 8, near_pair)
+    end
+  end
+  near_puts = remember(KEYS[6], KEYS[7], near, near_pair, near_puts, b[2])
+  set('nq', near_puts)
+end
+
+-- The cycle: the newest call's result; a result unlike the call's p before it breaks period p.
+local function observe_cycle(b)
+  local history, outcomes, k = f[18] or '', f[19] or '', b[2]
+  local n = #history / 8
+  if b[4] ~= 1 or n == 0 or string.sub(history, -8) ~= key then return end
+  if outcomes == '' then outcomes = string.rep(NONE, n) end  -- no result known yet
+  outcomes = string.sub(outcomes, 1, -9) .. result
+  set('cr', outcomes)
+  local matches = cycle_matches(f[20], k)
+  for p = 2, math.min(k, n - 1) do
+    local at = (n - 1 - p) * 8
+    local earlier = string.sub(outcomes, at + 1, at + 8)
+    if earlier ~= NONE and earlier ~= result then matches[p] = 0 end
+  end
+  local joined = joined_matches(matches, k)
+  if joined ~= (f[20] or '') then set('cm', joined) end
 end
 
 local function save()
   if #changes > 0 then redis.call('HSET', state, unpack(changes)) end
-  for _, k in ipairs(KEYS) do redis.call('PEXPIRE', k, ttl) end
+  for i = 1, near_pushed > 0 and 7 or 4 do redis.call('PEXPIRE', KEYS[i], ttl) end
 end
 
 local index = awaited_entry()
@@ -108,14 +136,20 @@ if not index then
   return 0
 end
 for _, b in ipairs(breakers) do
-  if b[1] == 'duplicate' then
+  local kind = b[1]
+  if kind == 'duplicate' then
     observe_window(b, index)
-  elseif b[1] == 'repeat' then
+  elseif kind == 'repeat' then
     observe_repeat()
-  elseif b[1] == 'same_error' then
+  elseif kind == 'same_error' then
     observe_same_error()
+  elseif kind == 'near_duplicate' then
+    observe_near(b)
+  elseif kind == 'cycle' then
+    observe_cycle(b)
   end
 end
-remember()
+puts = remember(latest, order, key, pair, puts, size)
+set('puts', puts)
 save()
 return 1
