@@ -29,8 +29,9 @@ def _free_port() -> int:
 class RedisServer:
     """One redis-server process without persistence; ``stop``/``start`` keep the same port."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, extra: tuple[str, ...] = ()) -> None:
         self.dir = directory
+        self.extra = extra
         self.port = _free_port()
         self.socket = str(directory / "redis.sock")
         self.proc: subprocess.Popen[bytes] | None = None
@@ -59,6 +60,7 @@ class RedisServer:
             str(self.dir),
             "--unixsocket",
             self.socket,
+            *self.extra,
         ]
         log = open(self.dir / "redis.log", "ab")  # noqa: SIM115 - owned by the process
         self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
