@@ -284,9 +284,21 @@ def parse_config(mapping: Mapping[str, Any]) -> GuardConfig:
     """A ``GuardConfig`` from a mapping of sections (as read from TOML or YAML)."""
     if not isinstance(mapping, Mapping):
         raise ConfigError(f"configuration = {mapping!r} is not allowed: expected a mapping of sections")
-    sections = _normalized_keys(mapping, "configuration", set(SECTIONS))
+    sections = _normalized_keys(mapping, "configuration", {*SECTIONS, "mode"})
+    if "mode" in sections:
+        sections["guard"] = _top_level_mode(sections.pop("mode"), sections.get("guard", {}))
     built = {name: _build_section(name, body) for name, body in sections.items()}
     return GuardConfig(**built)
+
+
+def _top_level_mode(mode: Any, guard: Any) -> Any:
+    """``mode = "shadow"`` at the top of a file is ``[guard] mode``; a conflict is an error."""
+    if not isinstance(guard, Mapping):
+        return guard  # reported by the [guard] section itself
+    given = {normalize_name(str(k)): v for k, v in guard.items()}.get("mode", mode)
+    if given != mode:
+        raise ConfigError(f"mode = {mode!r} and [guard] mode = {given!r} disagree; keep one")
+    return {**guard, "mode": mode}
 
 
 def _build_section(name: str, body: Any) -> Any:

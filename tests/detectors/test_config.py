@@ -42,3 +42,19 @@ def test_camel_case_spellings_are_accepted() -> None:
     )
     assert guard.config.near_duplicate.volatile_keys == ("page",)
     assert guard.config.same_error.identical_limit == 2
+
+
+def test_mode_at_the_top_of_a_file_is_the_guard_mode(tmp_path: Any) -> None:
+    path = tmp_path / "loopfuse.toml"
+    path.write_text('mode = "shadow"\n\n[guard]\nmax_agents = 5\n')
+    guard = Guard.from_file(path)
+    assert (guard.config.guard.mode, guard.config.guard.max_agents) == ("shadow", 5)
+    decisions = [guard.check("bash", {"command": "ls"}, "a") for _ in range(8)]
+    assert all(d.allowed for d in decisions) and decisions[-1].shadow
+
+
+def test_mode_given_twice_must_agree() -> None:
+    with pytest.raises(ConfigError, match="disagree"):
+        Guard.from_config({"mode": "shadow", "guard": {"mode": "enforce"}})
+    with pytest.raises(ConfigError, match="bogus"):
+        Guard.from_config({"mode": "bogus"})
