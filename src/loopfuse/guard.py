@@ -125,13 +125,17 @@ class Guard:
         agent: Any = "default",
         *,
         ok: bool | None = None,
+        error: Any = None,
     ) -> None:
         """Tell the guard what a call that ran returned (``ok=False`` for an error).
 
-        Breakers that opt in treat the same call returning a new result as progress.
-        Only a digest of the result is kept, never the result. Never raises: a result
-        that cannot be judged is ignored (fail open).
+        ``error``, when given, is what the call failed with (an exception or its text):
+        the same as ``result=error, ok=False``. Breakers that opt in treat the same call
+        returning a new result as progress. Only a digest of the result is kept, never
+        the result. Never raises: a result that cannot be judged is ignored (fail open).
         """
+        if error is not None:
+            result, ok = _error_text(error), False
         call = self._checked_key(tool, args) or self._call_key(tool, args, agent, count=False)
         observe = getattr(self._store, "record_result", None)
         if call is None or observe is None:
@@ -329,6 +333,13 @@ class Guard:
 
 
 _ERROR_MASKS = frozenset(ERROR_MASKS)
+
+
+def _error_text(error: Any) -> Any:
+    """An exception as its type and message (the same failure gives the same text)."""
+    if isinstance(error, BaseException):
+        return f"{type(error).__name__}: {error}"
+    return error
 
 
 def _tool_result(result: Any, ok: bool | None) -> ToolResult | None:

@@ -307,6 +307,15 @@ class AgentState:
         self.reported: frozenset[str] = frozenset()
         self.seen = 0.0
 
+    def end_wait(self, key: int) -> None:
+        """The call ``key`` was denied: a result of ``key`` reported from now on is the
+        denied attempt's, so no earlier allowed call of ``key`` awaits it any more."""
+        if not self.reporting:
+            if key == self.awaited:
+                self.awaited = 0
+        else:
+            self.results.take_pending(key)
+
     def awaited_entry(self, key: int) -> int | None:
         """The window index of the allowed call ``key`` whose result this is, taken off
         the awaited calls; None when no allowed call of ``key`` awaits a result."""

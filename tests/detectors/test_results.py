@@ -133,3 +133,14 @@ def test_a_tool_that_changes_its_arguments_gets_its_result_counted() -> None:
         args["cursor"] = "changed by the tool"  # mutated in place while the call ran
         guard.record_result("goto", args, "same", "a")
     assert allowed == [True, True, True, False, False]
+
+
+def test_error_keyword_reports_a_failure() -> None:
+    guard = Guard.from_config(
+        {"same_error": {"limit": 3, "identical_limit": 0}, "circuit_breaker": {"enabled": False}}
+    )
+    for n in range(3):
+        args = {"path": f"missing-{n}.txt"}
+        assert guard.check("read", args, "a").allowed
+        guard.record_result(tool="read", args=args, agent="a", error=FileNotFoundError("no such file"))
+    assert guard.check("read", {"path": "other.txt"}, "a").kind == "same_error"

@@ -60,6 +60,17 @@ def test_results_of_denied_or_already_reported_calls_are_ignored(make_guard: Gua
     assert outcome(guard, "read", {"p": 1}) == (False, "duplicate", 3, 3)
 
 
+def test_a_denial_ends_the_wait_for_an_earlier_unreported_result(make_guard: GuardFactory) -> None:
+    guard = make_guard({"circuit_breaker": {"duplicate_limit": 3, "result_limit": 3}})
+    assert guard.check("read", {"p": 1}, "a").allowed  # its result is never reported
+    assert run(guard, "read", {"p": 1}, "r1")
+    assert guard.check("read", {"p": 1}, "a").allowed  # nor this one's
+    denied = guard.check("read", {"p": 1}, "a")
+    assert (denied.allowed, denied.kind) == (False, "duplicate")
+    guard.record_result("read", {"p": 1}, denied.message, "a", ok=False)  # the step's text
+    assert outcome(guard, "read", {"p": 1}) == (False, "duplicate", 3, 3)
+
+
 def test_loop_brake_restarts_on_a_new_result(make_guard: GuardFactory) -> None:
     brake = {"circuit_breaker": {"enabled": False}, "loop_brake": {"max_repeats": 2, "result_aware": True}}
     guard = make_guard(brake)

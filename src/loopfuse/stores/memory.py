@@ -166,6 +166,7 @@ class MemoryStore:
                 denial = breaker.check(state, call)
                 if denial is not None:
                     breaker.refused(state, call)
+                    state.end_wait(call.key)
                     return self._denied(state, denial)
             state.calls += 1
             state.denials_in_row = 0

@@ -163,6 +163,13 @@ for _, b in ipairs(breakers) do
     else
       redis.call('HSET', state, 'denials', denials + 1)
     end
+    -- A result of this call reported from now on is the denied one's: the wait ends.
+    if puts == 0 then
+      if f[18] == key then redis.call('HSET', state, 'aw', '') end
+    else
+      local p = find_record(f[17] or '', key, RECORD)
+      if p then redis.call('HSET', state, 'pend', string.sub(f[17], 1, p - 1) .. string.sub(f[17], p + RECORD)) end
+    end
     touch()
     return {kind, count, limit, first, denials + 1}
   end
