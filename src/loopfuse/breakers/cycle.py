@@ -16,7 +16,8 @@ class CycleBreaker:
     ``result_aware``, a call whose reported result differs from the result of the call
     ``p`` before it breaks the cycle of period ``p``: new results are progress. With
     ``only_with_results``, a block is judged only once every call in it has a reported
-    result (a host that never reports results is never denied by this breaker).
+    result, and calls are tracked from the agent's first result on (a host that never
+    reports results is never denied by this breaker, and pays nothing for it).
     """
 
     kind: Kind = "cycle"
@@ -46,6 +47,8 @@ class CycleBreaker:
         return None
 
     def record(self, state: AgentState, call: CallKey) -> None:
+        if self.only_with_results and not state.reporting:
+            return  # no block could be judged yet: no bookkeeping until results arrive
         track = state.cycle
         if track is None:
             track = state.cycle = CycleTrack(self.max_period)
@@ -60,6 +63,10 @@ class CycleBreaker:
 
     def observe(self, state: AgentState, call: CallKey, result: ToolResult) -> None:
         track = state.cycle
+        if track is None and self.only_with_results and not state.reporting:
+            track = state.cycle = CycleTrack(self.max_period)  # the agent's first result: its
+            track.history.append(call.key)  # call, the newest, starts the tracked calls
+            track.results.append(0)
         if not self.result_aware or track is None or not track.history or track.history[-1] != call.key:
             return
         results = track.results

@@ -230,7 +230,7 @@ for _, b in ipairs(breakers) do
     end
     near_pushed = n + 1
     put('np', near_pushed, n)
-  elseif kind == 'cycle' then
+  elseif kind == 'cycle' and (b[5] == 0 or puts > 0) then  -- tracked from the first result on
     -- For each period p, how many trailing calls repeat the call p before them; then the
     -- last b[2] + 1 calls, with their results unknown (NONE) until reported ('' while all are).
     local n, k = #history / 8, b[2]

@@ -110,6 +110,10 @@ end
 -- The cycle: the newest call's result; a result unlike the call's p before it breaks period p.
 local function observe_cycle(b)
   local history, outcomes, k = f[18] or '', f[19] or '', b[2]
+  if history == '' and puts == 0 and b[5] == 1 then  -- the agent's first result: its call,
+    history = key                                    -- the newest, starts the tracked calls
+    set('ch', history)
+  end
   local n = #history / 8
   if b[4] ~= 1 or n == 0 or string.sub(history, -8) ~= key then return end
   if outcomes == '' then outcomes = string.rep(NONE, n) end  -- no result known yet
