@@ -98,10 +98,7 @@ class Guard:
             outcome = self._store.decide(agent, call)
         except StoreUnavailableError as exc:
             return self._store_failed(tool, agent, exc)
-        decision = self._decision(tool, agent, self._store_answered(outcome))
-        if self._awaiting is not None:
-            self._await_result(args, call, decision)
-        return decision
+        return self._decision(call, args, agent, self._store_answered(outcome))
 
     async def acheck(self, tool: str, args: Any = None, agent: Any = "default") -> Decision:
         """``check`` for async hosts."""
@@ -112,10 +109,7 @@ class Guard:
             outcome = await self._store.adecide(agent, call)
         except StoreUnavailableError as exc:
             return self._store_failed(tool, agent, exc)
-        decision = self._decision(tool, agent, self._store_answered(outcome))
-        if self._awaiting is not None:
-            self._await_result(args, call, decision)
-        return decision
+        return self._decision(call, args, agent, self._store_answered(outcome))
 
     def record_result(
         self,
@@ -203,12 +197,12 @@ class Guard:
             self._fail_open("unserializable", tool, agent, checked=count)
         return call
 
-    def _await_result(self, args: Any, call: CallKey, decision: Decision) -> None:
+    def _await_result(self, args: Any, call: CallKey) -> None:
         """Keep an allowed call's key for its result (once this guard receives results):
         ``record_result`` with the same arguments object then needs no second serialization
         and sees the call as it was checked even if the tool changed its arguments."""
         awaiting = self._awaiting
-        if awaiting is not None and decision.allowed and args is not None:
+        if awaiting is not None and args is not None:
             awaiting[id(args)] = (args, call.tool, call)
             if len(awaiting) > _AWAITING:
                 del awaiting[next(iter(awaiting))]
@@ -268,7 +262,8 @@ class Guard:
             return tool in self._only
         return tool not in self._exempt
 
-    def _decision(self, tool: str, agent: Any, outcome: Outcome | None) -> Decision:
+    def _decision(self, call: CallKey, args: Any, agent: Any, outcome: Outcome | None) -> Decision:
+        tool = call.tool
         if outcome is None:
             self._fail_open("agent_identity", tool, agent)
             return self._allowed(tool)
@@ -276,6 +271,8 @@ class Guard:
         if denial is None:
             self._stats.allowed()
             decision = self._allowed(tool)
+            if self._awaiting is not None:
+                self._await_result(args, call)
         else:
             self._stats.denial(denial.kind, outcome.escalate)
             message = denial_message(self._template, tool, denial)
