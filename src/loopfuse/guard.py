@@ -124,12 +124,15 @@ class Guard:
         """Tell the guard what a call that ran returned (``ok=False`` for an error).
 
         ``error``, when given, is what the call failed with (an exception or its text):
-        the same as ``result=error, ok=False``. Breakers that opt in treat the same call
+        the same as ``result=error, ok=False``; an exception as ``result`` is an error too,
+        judged by its type and message. Breakers that opt in treat the same call
         returning a new result as progress. Only a digest of the result is kept, never
         the result. Never raises: a result that cannot be judged is ignored (fail open).
         """
         if error is not None:
-            result, ok = _error_text(error), False
+            result, ok = error, False
+        if isinstance(result, BaseException):
+            result, ok = _error_text(result), False if ok is None else ok
         call = self._checked_key(tool, args) or self._call_key(tool, args, agent, count=False)
         observe = getattr(self._store, "record_result", None)
         if call is None or observe is None:

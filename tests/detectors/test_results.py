@@ -144,3 +144,15 @@ def test_error_keyword_reports_a_failure() -> None:
         assert guard.check("read", args, "a").allowed
         guard.record_result(tool="read", args=args, agent="a", error=FileNotFoundError("no such file"))
     assert guard.check("read", {"path": "other.txt"}, "a").kind == "same_error"
+
+
+def test_an_exception_as_the_result_is_an_error() -> None:
+    guard = Guard.from_config(
+        {"same_error": {"limit": 3, "identical_limit": 0}, "circuit_breaker": {"enabled": False}}
+    )
+    for n in range(3):
+        args = {"path": f"missing-{n}.txt"}
+        assert guard.check("read", args, "a").allowed
+        guard.record_result("read", args, FileNotFoundError("no such file"), "a")
+    assert guard.check("read", {"path": "other.txt"}, "a").kind == "same_error"
+    assert guard.stats()["fail_open"] == {}
