@@ -147,7 +147,7 @@ class RedisStore:
         keys = self._keys(agent)
         self._ensure_up()
         try:
-            reply = self._script(keys=keys, args=self._args(call), client=self._client)
+            reply = self._script(keys=self._check_keys(keys), args=self._args(call), client=self._client)
             if reply == _NEAR_WANTED:
                 self._near = True
                 reply = self._script(keys=keys, args=self._args(call), client=self._client)
@@ -178,7 +178,7 @@ class RedisStore:
         if script is None:
             return await asyncio.to_thread(self.decide, agent, call)
         try:
-            reply = await script(keys=keys, args=self._args(call))
+            reply = await script(keys=self._check_keys(keys), args=self._args(call))
             if reply == _NEAR_WANTED:
                 self._near = True
                 reply = await script(keys=keys, args=self._args(call))
@@ -206,6 +206,12 @@ class RedisStore:
         assert self._bound, "RedisStore.bind(spec) first (the guard does it)"
         base = f"{self._key_prefix}{{{agent_id(agent)}}}"
         return [base + suffix for suffix in _KEY_SUFFIXES]
+
+    def _check_keys(self, keys: list[str]) -> list[str]:
+        """All the agent's keys once this guard has seen a result (or was asked for them);
+        before, only the state and the window, all an agent without results uses: fewer
+        bytes per check. An agent with results answers "send it all" (``_NEAR_WANTED``)."""
+        return keys if self._near else keys[:2]
 
     def _args(self, call: CallKey) -> list[Any]:
         """The check's arguments. The near-duplicate key is computed only once this guard has

@@ -25,8 +25,9 @@
 -- ARGV[7]  the near-duplicate limit for this call's tool
 --
 -- Returns 0 when the call is allowed and recorded, else {kind, count, limit, first, denials in a row};
--- 1, having changed nothing, when the near-duplicate key is needed and was not sent (the agent
--- has results): the store sends the call again with it.
+-- 1, having changed nothing, when the near-duplicate key or the results' keys are needed and were
+-- not sent (the agent has results; a store that has seen no result sends only KEYS[1], KEYS[2]
+-- and no near-duplicate key): the store sends the call again with them.
 -- A denied call is recorded by no breaker; the loop brake's streak counts its own refusals.
 -- Pair keys and digests are computed by the store: Lua numbers are doubles, so it only compares bytes.
 
@@ -43,6 +44,7 @@ local denials, pos, stale, puts = tonumber(f[4]) or 0, tonumber(f[5]) or 0, tonu
 local run_key, run_len, run_stale = f[8], tonumber(f[9]) or 0, tonumber(f[10]) or 0
 local err_tool, err_streak, err_call, err_call_streak = f[13], tonumber(f[14]) or 0, f[15], tonumber(f[16]) or 0
 local near_pushed, near_puts = tonumber(f[19]) or 0, tonumber(f[20]) or 0
+if puts > 0 and #KEYS < 7 then return 1 end  -- the agent has results: everything is needed
 local history, outcomes, matches = f[22] or '', f[23] or '', nil
 local ring, near_ring = nil, ''
 
