@@ -337,9 +337,13 @@ _ERROR_MASKS = frozenset(ERROR_MASKS)
 
 def _error_text(error: Any) -> Any:
     """An exception as its type and message (the same failure gives the same text)."""
-    if isinstance(error, BaseException):
-        return f"{type(error).__name__}: {error}"
-    return error
+    if not isinstance(error, BaseException):
+        return error
+    try:
+        message = str(error)
+    except Exception:  # a broken __str__ must not reach the host
+        message = ""
+    return f"{type(error).__name__}: {message}"
 
 
 def _tool_result(result: Any, ok: bool | None) -> ToolResult | None:

@@ -156,3 +156,17 @@ def test_an_exception_as_the_result_is_an_error() -> None:
         guard.record_result("read", args, FileNotFoundError("no such file"), "a")
     assert guard.check("read", {"path": "other.txt"}, "a").kind == "same_error"
     assert guard.stats()["fail_open"] == {}
+
+
+def test_an_exception_whose_text_cannot_be_read_is_still_an_error() -> None:
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no text")
+
+    guard = Guard.from_config(
+        {"same_error": {"limit": 2, "identical_limit": 0}, "circuit_breaker": {"enabled": False}}
+    )
+    for n in range(2):
+        assert guard.check("read", {"n": n}, "a").allowed
+        guard.record_result("read", {"n": n}, error=Unprintable(), agent="a")
+    assert guard.check("read", {"n": 9}, "a").kind == "same_error"
