@@ -284,9 +284,9 @@ class AgentState:
         self.calls = 0
         self.window = CountingWindow(window)
         self.results = ResultBook(window)
-        self.reporting = False
-        self.awaited = 0
-        self.result_index = -1
+        self.reporting = False  # the agent reported a result: results are awaited per call
+        self.awaited = 0  # before that, the key of its newest allowed call
+        self.result_index = -1  # the window index of the call whose result breakers observe
         self.run_key = 0
         self.run_len = 0
         self.run_result = 0
