@@ -73,35 +73,33 @@ def test_an_allowed_call_resets_the_escalation_count() -> None:
         assert search("x").startswith("loopfuse refused")
 
 
-async def test_async_function_is_wrapped_as_async() -> None:
-    runs = 0
+class CountingFetch:
+    """An async tool that counts how often it really ran."""
 
-    async def fetch(url: str) -> str:
-        nonlocal runs
-        runs += 1
+    def __init__(self) -> None:
+        self.runs = 0
+
+    async def __call__(self, url: str) -> str:
+        self.runs += 1
         await asyncio.sleep(0)
         return "page"
 
-    guarded = Guard.from_config(LIMITS).wrap(fetch)
+
+async def test_async_function_is_wrapped_as_async() -> None:
+    fetch = CountingFetch()
+    guarded = Guard.from_config(LIMITS).wrap(fetch.__call__)
     assert asyncio.iscoroutinefunction(guarded)
     answers = [await guarded("u") for _ in range(7 - 1)]
-    assert answers[:3] == ["page"] * 3 and runs == 3
+    assert answers[:3] == ["page"] * 3 and fetch.runs == 3
     with pytest.raises(LoopAbortedError):
         await guarded("u")
 
 
 async def test_concurrent_async_calls_count_exactly() -> None:
-    runs = 0
-
-    async def fetch(url: str) -> str:
-        nonlocal runs
-        runs += 1
-        await asyncio.sleep(0)
-        return "page"
-
-    guarded = Guard.from_config({"circuit_breaker": {"duplicate_limit": 3}}).wrap(fetch)
+    fetch = CountingFetch()
+    guarded = Guard.from_config({"circuit_breaker": {"duplicate_limit": 3}}).wrap(fetch.__call__)
     answers = await asyncio.gather(*(guarded("u") for _ in range(10)))
-    assert runs == 3 and answers.count("page") == 3
+    assert fetch.runs == 3 and answers.count("page") == 3
 
 
 def test_threads_calling_one_wrapped_function_count_exactly() -> None:
