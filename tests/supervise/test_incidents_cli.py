@@ -35,6 +35,7 @@ def incidents(*args: str, cwd: Path | None = None) -> subprocess.CompletedProces
         text=True,
         timeout=TIMEOUT,
         env=cli_env(),
+        preexec_fn=_interruptible,
         cwd=cwd,
     )
 
@@ -97,6 +98,12 @@ def test_missing_log_means_no_incidents_yet(tmp_path: Path) -> None:
     assert "no incident log" in out.stderr and out.stdout == ""
 
 
+def _interruptible() -> None:
+    """Ctrl-C reaches the child as in a terminal, even when this run was started in the
+    background (a shell starts background jobs with SIGINT ignored, and children inherit it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class LineReader:
     """Reads a subprocess's stdout on a thread so the test can wait with a deadline."""
 
@@ -128,6 +135,7 @@ def test_follow_prints_lines_as_they_arrive_and_ctrl_c_exits_0(log: Path) -> Non
         stderr=subprocess.PIPE,
         text=True,
         env=cli_env(),
+        preexec_fn=_interruptible,
     )
     try:
         out = LineReader(proc)
@@ -152,6 +160,7 @@ def test_follow_waits_for_a_log_that_does_not_exist_yet(log: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
         env=cli_env(),
+        preexec_fn=_interruptible,
     )
     try:
         out = LineReader(proc)
