@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .brake import LoopBrake, decorate_tool, wrap_execute
 from .calls import call_digest, canonical_json
+from .compaction import RapidRefillTracker
 from .config import (
     CircuitBreakerConfig,
     GuardConfig,
@@ -16,6 +17,8 @@ from .config import (
 from .decision import Decision
 from .errors import ConfigError, LoopAbortedError, LoopBrakeError, LoopfuseError
 from .guard import Guard
+from .listeners import GuardListener
+from .supervise import Supervisor, SupervisorPolicy
 
 __version__ = "0.1.0"
 
@@ -25,12 +28,16 @@ __all__ = [
     "Decision",
     "Guard",
     "GuardConfig",
+    "GuardListener",
     "GuardSettings",
     "LoopAbortedError",
     "LoopBrake",
     "LoopBrakeConfig",
     "LoopBrakeError",
     "LoopfuseError",
+    "RapidRefillTracker",
+    "Supervisor",
+    "SupervisorPolicy",
     "__version__",
     "call_digest",
     "canonical_json",

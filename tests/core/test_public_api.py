@@ -35,3 +35,14 @@ def test_import_pulls_in_no_third_party_module() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_names_the_docs_import_from_submodules_are_exported_at_the_top() -> None:
+    from loopfuse.compaction import RapidRefillTracker
+    from loopfuse.listeners import GuardListener
+    from loopfuse.supervise import Supervisor, SupervisorPolicy
+
+    assert loopfuse.GuardListener is GuardListener
+    assert loopfuse.Supervisor is Supervisor
+    assert loopfuse.SupervisorPolicy is SupervisorPolicy
+    assert loopfuse.RapidRefillTracker is RapidRefillTracker
