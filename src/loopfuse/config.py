@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .breakers.invalid import InvalidConfig
 from .checks import (
     check_bool,
     check_choice,
@@ -38,6 +39,7 @@ __all__ = [
     "CycleConfig",
     "GuardConfig",
     "GuardSettings",
+    "InvalidConfig",
     "LoopBrakeConfig",
     "NearDuplicateConfig",
     "SameErrorConfig",
@@ -259,6 +261,7 @@ class GuardConfig:
     cycle: CycleConfig = field(default_factory=CycleConfig)
     near_duplicate: NearDuplicateConfig = field(default_factory=NearDuplicateConfig)
     same_error: SameErrorConfig = field(default_factory=SameErrorConfig)
+    invalid: InvalidConfig = field(default_factory=InvalidConfig)
     tools: Mapping[str, ToolRule] = field(default_factory=dict)
     store: StoreConfig = field(default_factory=StoreConfig)
 
@@ -270,6 +273,7 @@ SECTIONS: dict[str, type[Any]] = {
     "cycle": CycleConfig,
     "near_duplicate": NearDuplicateConfig,
     "same_error": SameErrorConfig,
+    "invalid": InvalidConfig,
     "tools": ToolRule,
     "store": StoreConfig,
 }

@@ -7,7 +7,7 @@ from typing import Literal
 
 __all__ = ["Decision", "Denial", "Kind"]
 
-Kind = Literal["duplicate", "cap", "repeat", "cycle", "near_duplicate", "same_error", "store"]
+Kind = Literal["duplicate", "cap", "repeat", "cycle", "near_duplicate", "same_error", "invalid", "store"]
 
 
 @dataclass(frozen=True, slots=True)

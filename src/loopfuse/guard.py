@@ -9,6 +9,7 @@ from typing import Any, TypeVar, overload
 
 from .breakers import Breaker
 from .breakers.build import build_breakers
+from .breakers.invalid import InvalidTurnBreaker
 from .calls import CallKey
 from .checks import check_store_policy
 from .config import GuardConfig, find_config_file, load_config_file, parse_config
@@ -29,6 +30,7 @@ __all__ = ["Guard"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _AWAITING = 16  # allowed calls whose results are awaited (parallel calls of one turn)
+INVALID_TOOL = "<invalid turn>"  # Decision.tool of note_invalid's decisions
 
 
 class Guard:
@@ -57,6 +59,8 @@ class Guard:
         cb, settings = self.config.circuit_breaker, self.config.guard
         breakers = build_breakers(self.config)
         self._guard_all = bool(breakers)
+        invalid = self.config.invalid
+        self._invalid = InvalidTurnBreaker(invalid.limit) if invalid.enabled else None
         self._identity = CallIdentity(self.config)
         self._shadow = settings.mode == "shadow"
         self._only = frozenset(cb.only)
@@ -143,6 +147,56 @@ class Guard:
                 self._fail_open("result", tool, agent, checked=False)
         except StoreUnavailableError as exc:
             self._result_lost(tool, agent, exc)
+
+    def note_invalid(self, agent: Any = "default", reason: str | None = None) -> Decision:
+        """Report a turn in which the model produced no usable tool call (no call where one
+        was expected, an unknown tool, arguments that do not parse).
+
+        Allowed while the agent's invalid turns in a row stay under ``[invalid] limit``: give
+        the model your own error text as usual. Denied from the limit on: give it
+        ``Decision.message`` instead; ``Decision.escalate`` (twice the limit) means stop the
+        run. Any allowed tool call ends the streak. ``reason`` is for your own records: the
+        guard keeps none of it. Never raises: a streak that cannot be counted is allowed.
+        """
+        if self._invalid is None:
+            return self._allowed(INVALID_TOOL)
+        try:
+            streak = self._store.note_invalid(agent)
+        except StoreUnavailableError as exc:
+            self._result_lost(INVALID_TOOL, agent, exc)
+            return self._allowed(INVALID_TOOL)
+        return self._invalid_decision(agent, streak)
+
+    async def anote_invalid(self, agent: Any = "default", reason: str | None = None) -> Decision:
+        """``note_invalid`` for async hosts (the Redis store never blocks the event loop)."""
+        if self._invalid is None:
+            return self._allowed(INVALID_TOOL)
+        try:
+            streak = await self._store.anote_invalid(agent)
+        except StoreUnavailableError as exc:
+            self._result_lost(INVALID_TOOL, agent, exc)
+            return self._allowed(INVALID_TOOL)
+        return self._invalid_decision(agent, streak)
+
+    def _invalid_decision(self, agent: Any, streak: int | None) -> Decision:
+        breaker = self._invalid
+        assert breaker is not None
+        if streak is None:
+            self._fail_open("agent_identity", INVALID_TOOL, agent, checked=False)
+            return self._allowed(INVALID_TOOL)
+        denial = breaker.judge(streak)
+        if denial is None:
+            return self._allowed(INVALID_TOOL)
+        escalate = breaker.escalates(streak) and not self._shadow
+        self._stats.denial("invalid", escalate)
+        message = breaker.message(denial)
+        decision = Decision(
+            self._shadow, INVALID_TOOL, message, "invalid", streak, denial.limit, escalate, self._shadow
+        )
+        self._after_denial(decision, agent, denial, Outcome(denial, streak == denial.limit, escalate))
+        if self.listeners:
+            self._notify("on_check", decision, agent)
+        return decision
 
     @overload
     def wrap(self, fn: F, *, tool: str | None = None, agent: Any = "default") -> F: ...

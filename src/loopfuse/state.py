@@ -262,6 +262,8 @@ class AgentState:
         "error_key",
         "error_streak",
         "error_tool",
+        "invalid",
+        "invalid_at",
         "near",
         "near_results",
         "reported",
@@ -304,8 +306,17 @@ class AgentState:
         self.streak_digest = b""
         self.streak = 0
         self.denials_in_row = 0
+        self.invalid = 0  # invalid turns in a row, since the allowed call number invalid_at
+        self.invalid_at = 0
         self.reported: frozenset[str] = frozenset()
         self.seen = 0.0
+
+    def note_invalid(self) -> int:
+        """One more invalid turn: the streak since the last allowed call, this one included."""
+        if self.invalid_at != self.calls:
+            self.invalid, self.invalid_at = 0, self.calls
+        self.invalid += 1
+        return self.invalid
 
     def end_wait(self, key: int) -> None:
         """The call ``key`` was denied: a result of ``key`` reported from now on is the

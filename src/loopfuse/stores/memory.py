@@ -197,6 +197,15 @@ class MemoryStore:
             state.reporting = True
         return True
 
+    def note_invalid(self, agent: Any) -> int | None:
+        """The agent's invalid turns in a row, this one included; None when it cannot be keyed."""
+        with self._lock:
+            state = self._agents.get(agent)
+            return None if state is None else state.note_invalid()
+
+    async def anote_invalid(self, agent: Any) -> int | None:
+        return self.note_invalid(agent)
+
     def _denied(self, state: AgentState, denial: Denial) -> Outcome:
         state.denials_in_row += 1
         first = denial.kind not in state.reported

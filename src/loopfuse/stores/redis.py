@@ -33,7 +33,7 @@ from ..decision import Denial, Kind
 from ..errors import ConfigError
 from ..state import ToolResult
 from .base import ALLOWED, Outcome, StoreSpec, StoreUnavailableError
-from .redis_scripts import SUPPORTED_KINDS, ScriptSet, supported_breakers
+from .redis_scripts import INVALID_SCRIPT, SUPPORTED_KINDS, ScriptSet, supported_breakers
 
 __all__ = ["SUPPORTED_KINDS", "RedisStore", "agent_id", "redacted"]
 
@@ -118,12 +118,14 @@ class RedisStore:
         self._timeout = spec.timeout
         self._key_prefix = self._prefix if self._prefix is not None else spec.prefix
         expiry = self._idle_expiry if self._idle_expiry is not None else spec.idle_seconds
-        self._scripts = ScriptSet(breakers, spec.window, max(1, round(expiry * 1000)))
+        self._ttl_ms = max(1, round(expiry * 1000))
+        self._scripts = ScriptSet(breakers, spec.window, self._ttl_ms)
         self._source = self._scripts.decide
         if self._client is None:
             self._client = redis.Redis.from_url(self._url(), **self._client_options())
         self._script = self._client.register_script(self._source)
         self._observe = self._client.register_script(self._scripts.observe)
+        self._invalid = self._client.register_script(INVALID_SCRIPT)
         self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
         self._retry_at = 0.0
         self._near = self._scripts.near_from_start
@@ -170,6 +172,25 @@ class RedisStore:
             raise self._failed(exc) from exc
         self._retry_at = 0.0
         return True
+
+    def note_invalid(self, agent: Any) -> int | None:
+        """The agent's invalid turns in a row, this one included (``lua/invalid.lua``); None
+        when it cannot be keyed; ``StoreUnavailableError`` when Redis fails."""
+        try:
+            keys = self._keys(agent)[:1]
+        except ConfigError:
+            return None
+        self._ensure_up()
+        try:
+            streak = self._invalid(keys=keys, args=[self._ttl_ms], client=self._client)
+        except (RedisError, OSError) as exc:
+            raise self._failed(exc) from exc
+        self._retry_at = 0.0
+        return int(streak)
+
+    async def anote_invalid(self, agent: Any) -> int | None:
+        """``note_invalid`` in a worker thread: an invalid turn is rare, the event loop never waits."""
+        return await asyncio.to_thread(self.note_invalid, agent)
 
     async def adecide(self, agent: Any, call: CallKey) -> Outcome | None:
         keys = self._keys(agent)

@@ -17,7 +17,7 @@ from ..state import ToolResult
 from ..volatile import pair_key
 from .base import StoreSpec
 
-__all__ = ["SUPPORTED_KINDS", "ScriptSet", "supported_breakers"]
+__all__ = ["INVALID_SCRIPT", "SUPPORTED_KINDS", "ScriptSet", "supported_breakers"]
 
 SUPPORTED_KINDS = ("cap", "duplicate", "repeat", "same_error", "near_duplicate", "cycle")
 _NONE = bytes(8)  # no near-duplicate key (``CallKey.near`` is 0)
@@ -29,6 +29,7 @@ def _source(name: str) -> str:
 
 
 _COMMON, _DECIDE, _OBSERVE = _source("common"), _source("decide"), _source("observe")
+INVALID_SCRIPT = _source("invalid")
 
 
 def supported_breakers(spec: StoreSpec) -> tuple[Breaker, ...]:
