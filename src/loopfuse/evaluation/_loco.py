@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..guard import Guard
-from ._corpora import Corpus
+from ._corpora import Corpus, merge
 from ._scoring import Labeled, Score, guard_detector, score, verdict
 
 OFF: dict[str, Any] = {"enabled": False}
@@ -173,23 +173,28 @@ def describe_limits(limits: Limits) -> str:
     return " ".join(f"{_SHORT.get(r, r)} {'-' if v is None else v}" for r, v in limits.items())
 
 
-def format_loco(folds: Sequence[Fold], defaults: Mapping[str, Score] | None = None) -> str:
-    """The leave-one-corpus-out table; ``defaults`` (by held-out name) adds the default's row."""
+def format_loco(
+    folds: Sequence[Fold], defaults: Mapping[str, Score] | None = None, label: str = "default Guard()"
+) -> str:
+    """The leave-one-corpus-out table; ``defaults`` (scores by corpus name) adds, under each
+    fold, that configuration's row on the same held-out runs."""
     lines = [
         f"{'held out':<20} {'train caught':>12} {'held caught':>11} {'median':>6} "
         f"{'healthy denied':>14} {'early':>5}  limits chosen on the others"
     ]
     for f in folds:
-        s = f.held
-        median = "-" if s.median_calls_after_start is None else f"{s.median_calls_after_start:g}"
         lines.append(
-            f"{f.held_out:<20} {f'{f.train_caught}/{f.train_loops}':>12} {f'{s.caught}/{s.loops}':>11} "
-            f"{median:>6} {f'{s.healthy_denied}/{s.healthy}':>14} {s.early:>5}  {describe_limits(f.limits)}"
+            _loco_row(f.held_out, f.held, f"{f.train_caught}/{f.train_loops}", describe_limits(f.limits))
         )
-        if defaults and f.held_out in defaults:
-            d = defaults[f.held_out]
-            lines.append(
-                f"{'  default Guard()':<20} {'':>12} {f'{d.caught}/{d.loops}':>11} {'':>6} "
-                f"{f'{d.healthy_denied}/{d.healthy}':>14} {d.early:>5}"
-            )
+        parts = f.held_out.split("+")
+        if defaults and all(p in defaults for p in parts):
+            lines.append(_loco_row(f"  {label}", merge(label, [defaults[p] for p in parts]), "", ""))
     return "\n".join(lines)
+
+
+def _loco_row(name: str, s: Score, train: str, limits: str) -> str:
+    median = "-" if s.median_calls_after_start is None else f"{s.median_calls_after_start:g}"
+    return (
+        f"{name:<20} {train:>12} {f'{s.caught}/{s.loops}':>11} {median:>6} "
+        f"{f'{s.healthy_denied}/{s.healthy}':>14} {s.early:>5}  {limits}"
+    ).rstrip()
