@@ -78,7 +78,7 @@ def _split(s: Score, label: str) -> str:
 
 
 HEADER = (
-    f"{'configuration':<36} {'caught':>7} {'by confidence':>15} {'median after':>12} "
+    f"{'configuration':<40} {'caught':>7} {'by confidence':>15} {'median after':>12} "
     f"{'healthy denied':>14} {'by confidence':>15} {'early':>5}"
 )
 
@@ -90,7 +90,7 @@ def format_corpus_table(title: str, scores: Iterable[Score]) -> str:
     for s in scores:
         median = "-" if s.median_calls_after_start is None else f"{s.median_calls_after_start:g}"
         lines.append(
-            f"{s.name:<36} {f'{s.caught}/{s.loops}':>7} {_split(s, 'loop'):>15} {median:>12} "
+            f"{s.name:<40} {f'{s.caught}/{s.loops}':>7} {_split(s, 'loop'):>15} {median:>12} "
             f"{f'{s.healthy_denied}/{s.healthy}':>14} {_split(s, 'healthy'):>15} {s.early:>5}"
         )
     return "\n".join(lines)
