@@ -1,10 +1,15 @@
-"""Detection on the labeled development corpus: each breaker alone, the default, three baselines.
+"""Detection on the labeled corpora: each breaker alone, the default, the anchor rules.
 
-    PYTHONPATH=src python bench/detection_eval.py [CORPUS_DIR]
+    PYTHONPATH=src python bench/detection_eval.py [CORPORA_DIR | CORPUS_DIR]
+
+Given a folder of corpora (default: ../shared/corpus), one table per corpus and the total,
+then per corpus the loops the default misses or denies early and the healthy runs it denies,
+then the leave-one-corpus-out table. Given one corpus folder (with labels.json), the
+single-corpus report below.
 
 Scoring is ``loopfuse.evaluation`` (the same as ``loopfuse eval``): every trajectory is
 replayed call by call, each agent role as its own agent, reporting each allowed call's
-result (``output_excerpt``, ``ok``) as an adapter would. A loop run is caught when its
+result (the whole ``output``, ``ok``) as an adapter would. A loop run is caught when its
 first denial falls at or after ``loop_start``; any denial in a healthy run, or before
 ``loop_start`` in a loop run, is a false positive. "after" is the median number of calls
 from ``loop_start`` to the first denial over the caught loops.
@@ -24,7 +29,8 @@ from typing import Any
 from loopfuse import Guard
 from loopfuse.evaluation import Labeled, Score, baselines, compare, load_corpus, score, score_detector
 
-DEFAULT_CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus" / "dev"
+CORPORA = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"
+DEFAULT_CORPUS = CORPORA / "dev"
 
 _OFF = {"enabled": False}
 _ALONE_BASE = {"circuit_breaker": _OFF, "cycle": _OFF, "near_duplicate": _OFF, "same_error": _OFF}
@@ -98,6 +104,11 @@ def corpus_from(argv: list[str]) -> tuple[Path, list[Labeled]] | None:
 
 
 def main(argv: list[str]) -> int:
+    root = Path(argv[1]) if len(argv) > 1 else CORPORA
+    if not (root / "labels.json").is_file():
+        from detection_corpora import report
+
+        return report(root, CONFIGURATIONS)
     found = corpus_from(argv)
     if found is None:
         return 1

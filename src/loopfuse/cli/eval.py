@@ -1,6 +1,9 @@
-"""``loopfuse eval DIR --labels labels.json [--config FILE]... [--baselines]``: score
-guard configurations (and the published baselines) on a labeled corpus and print the
-comparison table."""
+"""``loopfuse eval DIR [--labels labels.json] [--config FILE]... [--baselines] [--loco]``:
+score guard configurations (and the anchor rules) on labeled corpora and print the tables.
+
+With ``--labels``, DIR is one corpus and one comparison table is printed. Without it, DIR
+is a corpus folder (with ``labels.json``) or a folder of them: one table per corpus, then
+the total; ``--loco`` adds the leave-one-corpus-out table."""
 
 from __future__ import annotations
 
@@ -11,14 +14,25 @@ from collections.abc import Sequence
 
 from ..errors import ConfigError
 from ..evaluation import (
+    Corpus,
+    Fold,
     GuardFactory,
     Score,
+    anchors,
     baselines,
     compare,
+    format_corpora,
+    format_loco,
     format_table,
+    guard_detector,
+    is_invalid,
+    load_corpora,
     load_corpus,
+    loco,
+    score_corpora,
     score_detector,
     score_many,
+    without_invalid,
 )
 from ..guard import Guard
 from ..transcripts.base import ReadTally
@@ -26,18 +40,23 @@ from .common import shadow_guard, usage_error
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("eval", help="score guard configurations on a labeled corpus")
-    parser.add_argument("folder", metavar="DIR", help="the corpus: one recorded run per file")
-    parser.add_argument("--labels", required=True, help="labels.json (label and loop_start per run)")
+    parser = sub.add_parser("eval", help="score guard configurations on labeled corpora")
+    parser.add_argument(
+        "folder", metavar="DIR", help="a corpus (one recorded run per file), or a folder of corpora"
+    )
+    parser.add_argument("--labels", help="labels.json: score DIR as one corpus with these labels")
     parser.add_argument(
         "--config", action="append", default=[], help="a guard configuration; repeat to compare several"
     )
     parser.add_argument(
         "--baselines",
         action="store_true",
-        help="add the three baselines and compare the first configuration with each",
+        help="with --labels: add the three baselines and compare the first configuration with each",
     )
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument(
+        "--loco", action="store_true", help="also print the leave-one-corpus-out table (without --labels)"
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.set_defaults(run=run)
 
 
@@ -46,10 +65,13 @@ def run(args: argparse.Namespace) -> int:
         return usage_error(f"not a folder: {args.folder}")
     try:
         factories = _factories(args.config)
-        tally = ReadTally()
-        corpus = load_corpus(args.folder, args.labels, tally)
     except ConfigError as exc:
         return usage_error(str(exc))
+    if args.labels is None:
+        return _run_corpora(args, factories)
+    tally = ReadTally()
+    try:
+        corpus = load_corpus(args.folder, args.labels, tally)
     except (OSError, ValueError) as exc:
         return usage_error(f"cannot read the labels {args.labels}: {exc}")
     scores = score_many(factories, corpus)
@@ -62,6 +84,61 @@ def run(args: argparse.Namespace) -> int:
         _print_comparisons(scores[0], others)
         print(tally.summary())
     return 0
+
+
+def _run_corpora(args: argparse.Namespace, factories: list[tuple[str, GuardFactory]]) -> int:
+    tally = ReadTally()
+    try:
+        corpora = load_corpora(args.folder, tally)
+    except (OSError, ValueError) as exc:
+        return usage_error(f"cannot read the corpora in {args.folder}: {exc}")
+    if not corpora:
+        return usage_error(f"no labels.json in {args.folder} or in its subfolders")
+    detectors = [(name, guard_detector(f)) for name, f in factories] + anchors()
+    table = score_corpora(detectors, corpora)
+    dropped = _without_invalid(corpora)
+    table_dropped = score_corpora(detectors, dropped) if dropped else None
+    folds = loco(corpora) if args.loco else []
+    if args.json:
+        print(json.dumps(_as_json(table, table_dropped, folds), indent=2))
+        return 0
+    print(format_corpora(table, corpora))
+    _print_dropped(table_dropped, dropped)
+    if args.loco:
+        print("\nleave-one-corpus-out (limits chosen on the other corpora, scored on the one held out)")
+        print(format_loco(folds, {name: scores[0] for name, scores in table.items()}, factories[0][0]))
+    print(tally.summary())
+    return 0
+
+
+def _without_invalid(corpora: Sequence[Corpus]) -> list[Corpus]:
+    """The corpora with invalid turns dropped, or [] when they have none."""
+    if not any(is_invalid(c) for corpus in corpora for run in corpus.runs for c in run.calls):
+        return []
+    return [Corpus(c.name, tuple(without_invalid(c.runs))) for c in corpora]
+
+
+def _print_dropped(table: dict[str, list[Score]] | None, corpora: Sequence[Corpus]) -> None:
+    if table is None:
+        print("\nno invalid turns (tools named _...) in these corpora: nothing to drop")
+        return
+    print("\nthe same with invalid turns (tools named _...) dropped:\n")
+    print(format_corpora(table, corpora))
+
+
+def _as_json(
+    table: dict[str, list[Score]], dropped: dict[str, list[Score]] | None, folds: Sequence[Fold]
+) -> dict[str, object]:
+    out: dict[str, object] = {name: [s.as_dict() for s in scores] for name, scores in table.items()}
+    if dropped is not None:
+        out["invalid_dropped"] = {name: [s.as_dict() for s in scores] for name, scores in dropped.items()}
+    if folds:
+        out["loco"] = [_fold_dict(f) for f in folds]
+    return out
+
+
+def _fold_dict(fold: Fold) -> dict[str, object]:
+    return {"held_out": fold.held_out, "limits": fold.limits, **fold.held.as_dict()}
 
 
 def _print_comparisons(ours: Score, others: Sequence[Score]) -> None:

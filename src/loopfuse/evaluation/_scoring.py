@@ -15,33 +15,15 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .calls import canonical_json
-from .guard import Guard
-from .replay import replay_calls
-from .transcripts.base import ReadTally
-from .transcripts.detect import read_path
-from .transcripts.model import ToolCall
-
-__all__ = [
-    "Comparison",
-    "Labeled",
-    "Score",
-    "TrajectoryResult",
-    "baselines",
-    "compare",
-    "format_table",
-    "guard_detector",
-    "identical_in_a_row",
-    "identical_pairs",
-    "load_corpus",
-    "score",
-    "score_detector",
-    "score_many",
-]
+from ..decision import Decision
+from ..guard import Guard
+from ..transcripts.base import ReadTally
+from ..transcripts.model import ToolCall
+from ._read import read_run
 
 GuardFactory = Callable[[], Guard]
 Detector = Callable[[Sequence[ToolCall]], int | None]
@@ -55,6 +37,7 @@ class Labeled:
     calls: tuple[ToolCall, ...]
     label: str
     loop_start: int | None = None
+    confidence: str | None = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +48,7 @@ class TrajectoryResult:
     caught: bool
     calls_after_start: int | None
     false_positive: bool
+    confidence: str | None = None
 
 
 @dataclass
@@ -108,89 +92,96 @@ class Score:
 
 
 def load_corpus(folder: str | Path, labels_path: str | Path, tally: ReadTally | None = None) -> list[Labeled]:
-    """The labeled trajectories of ``folder`` (one file per trajectory, named as in labels)."""
+    """The labeled trajectories of ``folder`` (one file per trajectory, named as in labels).
+
+    Normalized files are read with each call's whole ``output`` as its result (what a host
+    passes to ``record_result``), falling back to ``output_excerpt``; runs named in an
+    ``ambiguous.json`` beside the labels are not scored.
+    """
     labels: Mapping[str, Any] = json.loads(Path(labels_path).read_text(encoding="utf-8"))
+    left_out = _ambiguous(Path(labels_path).with_name("ambiguous.json"))
     corpus: list[Labeled] = []
     for name, entry in sorted(labels.items()):
-        files = [p for p in Path(folder).glob(f"{name}.*") if p.is_file()]
-        if not files or not isinstance(entry, dict):
+        files = sorted(p for p in Path(folder).glob(f"{name}.*") if p.is_file())
+        if not files or not isinstance(entry, dict) or name in left_out:
             continue
-        calls = tuple(read_path(files[0], tally))
-        start = entry.get("loop_start")
-        corpus.append(
-            Labeled(name, calls, str(entry.get("label")), start if isinstance(start, int) else None)
-        )
+        corpus.append(_labeled(name, read_run(files[0], tally), entry))
     return corpus
 
 
+def _labeled(name: str, calls: tuple[ToolCall, ...], entry: Mapping[str, Any]) -> Labeled:
+    start, confidence = entry.get("loop_start"), entry.get("confidence")
+    return Labeled(
+        name,
+        calls,
+        str(entry.get("label")),
+        start if isinstance(start, int) else None,
+        confidence if isinstance(confidence, str) else None,
+    )
+
+
+def _ambiguous(path: Path) -> set[str]:
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    return {str(name) for name in found} if isinstance(found, dict | list) else set()
+
+
+def is_invalid(call: ToolCall) -> bool:
+    """An invalid turn: the model produced no usable call (the corpora's ``_format_error``,
+    ``_empty_action``: a tool name starting with ``_``)."""
+    return call.tool.startswith("_")
+
+
+def without_invalid(corpus: Iterable[Labeled]) -> list[Labeled]:
+    """The corpus with its invalid turns dropped (only real tool calls left)."""
+    return [replace(item, calls=tuple(c for c in item.calls if not is_invalid(c))) for item in corpus]
+
+
 def guard_detector(factory: GuardFactory) -> Detector:
-    """A fresh guard per trajectory, results reported after allowed calls as adapters do."""
+    """A fresh guard per trajectory: each call checked first, then (when allowed) its
+    result reported, as a host would; each agent of a run is its own agent."""
 
     def first(calls: Sequence[ToolCall]) -> int | None:
-        steps = [d.step for r in replay_calls(calls, factory()) for d in r.denials]
-        return min(steps) if steps else None
-
-    return first
-
-
-def identical_in_a_row(limit: int) -> Detector:
-    """Baseline: deny the ``limit``-th identical call in a row (per agent)."""
-
-    def first(calls: Sequence[ToolCall]) -> int | None:
-        return _per_agent(calls, lambda c: (c.tool, canonical_json(c.args)), limit, stop_after=False)
-
-    return first
-
-
-def identical_pairs(limit: int) -> Detector:
-    """Baseline: stop an agent once its last ``limit`` (action, observation) pairs are
-    identical; its next call is the first one prevented."""
-
-    def first(calls: Sequence[ToolCall]) -> int | None:
-        return _per_agent(
-            calls, lambda c: (c.tool, canonical_json(c.args), c.result, c.ok), limit, stop_after=True
-        )
-
-    return first
-
-
-def _per_agent(
-    calls: Sequence[ToolCall], identity: Callable[[ToolCall], object], limit: int, *, stop_after: bool
-) -> int | None:
-    streaks: dict[str, tuple[object, int]] = {}
-    stopped: set[str] = set()
-    for call in calls:
-        if call.agent in stopped:
-            return call.step
-        previous, streak = streaks.get(call.agent, (None, 0))
-        key = identity(call)
-        streak = streak + 1 if key == previous else 1
-        streaks[call.agent] = (key, streak)
-        if streak >= limit:
-            if not stop_after:
+        guard = factory()
+        for call in calls:
+            if not _turn(guard, call, f"{call.run}/{call.agent}").allowed:
                 return call.step
-            stopped.add(call.agent)
-    return None
+        return None
+
+    return first
 
 
-def baselines() -> list[tuple[str, Detector]]:
-    """The three baselines of the evaluation, from their public descriptions."""
-    return [
-        ("baseline: 5th identical in a row", identical_in_a_row(5)),
-        ("baseline: 4th identical in a row", identical_in_a_row(4)),
-        ("baseline: 4 identical action+result", identical_pairs(4)),
-    ]
+def _turn(guard: Guard, call: ToolCall, agent: str) -> Decision:
+    if is_invalid(call):
+        return _invalid_turn(guard, call, agent)
+    return _tool_call(guard, call, agent)
+
+
+def _invalid_turn(guard: Guard, call: ToolCall, agent: str) -> Decision:
+    """The one place invalid turns reach the guard. For now they are replayed as the
+    calls they were recorded as; once the guard has ``note_invalid``, call it here."""
+    return _tool_call(guard, call, agent)
+
+
+def _tool_call(guard: Guard, call: ToolCall, agent: str) -> Decision:
+    decision = guard.check(call.tool, call.args, agent)
+    if decision.allowed and (call.result is not None or call.ok is not None):
+        guard.record_result(call.tool, call.args, call.result, agent, ok=call.ok)
+    return decision
 
 
 def verdict(item: Labeled, first: int | None) -> TrajectoryResult:
     """What a first denial at step ``first`` means for one trajectory's label."""
+    conf = item.confidence
     if item.label != "loop" or item.loop_start is None:
-        return TrajectoryResult(item.name, item.label, first, False, None, first is not None)
+        return TrajectoryResult(item.name, item.label, first, False, None, first is not None, conf)
     if first is None:
-        return TrajectoryResult(item.name, item.label, None, False, None, False)
+        return TrajectoryResult(item.name, item.label, None, False, None, False, conf)
     caught = first >= item.loop_start
     after = sum(1 for c in item.calls if item.loop_start <= c.step < first) if caught else None
-    return TrajectoryResult(item.name, item.label, first, caught, after, not caught)
+    return TrajectoryResult(item.name, item.label, first, caught, after, not caught, conf)
 
 
 def score_detector(name: str, detector: Detector, corpus: Iterable[Labeled]) -> Score:
