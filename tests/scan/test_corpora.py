@@ -138,15 +138,16 @@ def test_hermes_stops_after_the_fifth_identical_failure() -> None:
     assert identical_failures(5)(_calls(different)) is None
 
 
-def test_invalid_turns_are_replayed_as_calls_or_dropped(tmp_path: Path) -> None:
-    rows = _work(5) + [("_format_error", "", "no action")] * 8 + _work(5, "v")
+def test_invalid_turns_reach_note_invalid_or_are_dropped(tmp_path: Path) -> None:
+    burst = [("_format_error", "", "no action")]
+    rows = _work(5) + burst * 4 + _work(3, "v") + burst * 4 + _work(5, "w") + burst * 8
     _write(tmp_path, "bursty", rows)
     _labels(tmp_path, {"bursty": {"label": "healthy"}})
     corpus = load_corpus(tmp_path, tmp_path / "labels.json")
     detect = guard_detector(Guard)
-    assert detect(corpus[0].calls) is not None  # counted as repeats of one call
+    assert detect(corpus[0].calls) == 5 + 4 + 3 + 4 + 5 + 5  # the 6th invalid turn in a row
     (dropped,) = without_invalid(corpus)
-    assert len(dropped.calls) == 10 and detect(dropped.calls) is None
+    assert len(dropped.calls) == 13 and detect(dropped.calls) is None
 
 
 def test_leave_one_out_picks_limits_with_a_margin(tmp_path: Path) -> None:

@@ -160,9 +160,9 @@ def _turn(guard: Guard, call: ToolCall, agent: str) -> Decision:
 
 
 def _invalid_turn(guard: Guard, call: ToolCall, agent: str) -> Decision:
-    """The one place invalid turns reach the guard. For now they are replayed as the
-    calls they were recorded as; once the guard has ``note_invalid``, call it here."""
-    return _tool_call(guard, call, agent)
+    """The one place invalid turns reach the guard: as ``note_invalid``, as a host would
+    report a reply with no usable tool call (they never reach the call breakers)."""
+    return guard.note_invalid(agent=agent, reason=call.tool)
 
 
 def _tool_call(guard: Guard, call: ToolCall, agent: str) -> Decision:
