@@ -120,3 +120,11 @@ def _dump_dom(page: Path) -> str:
         )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
+
+
+def test_version_prints_the_package_version(cli) -> None:  # type: ignore[no-untyped-def]
+    import loopfuse
+
+    done = cli("--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"loopfuse {loopfuse.__version__}"
