@@ -11,7 +11,7 @@ from .breakers import Breaker
 from .breakers.build import build_breakers
 from .calls import CallKey
 from .checks import check_store_policy
-from .config import GuardConfig, find_config_file, load_config_file, parse_config
+from .config import GuardConfig, find_config_file, in_file, load_config_file, parse_config
 from .decision import Decision, Denial
 from .identity import CallIdentity
 from .incidents import IncidentLog, incident_record, logger
@@ -80,8 +80,11 @@ class Guard:
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], **kwargs: Any) -> Guard:
-        """A guard from a TOML file (``[tool.loopfuse]`` in pyproject.toml) or YAML file."""
-        return cls.from_config(load_config_file(path), **kwargs)
+        """A guard from a TOML file (``[tool.loopfuse]`` in pyproject.toml), JSON or YAML file;
+        a ``ConfigError`` names the file."""
+        mapping = load_config_file(path)
+        with in_file(path):
+            return cls.from_config(mapping, **kwargs)
 
     @classmethod
     def discover(cls, path: str | os.PathLike[str] | None = None, **kwargs: Any) -> Guard:

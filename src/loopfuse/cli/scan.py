@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..config import GuardConfig, find_config_file, load_config_file, parse_config
+from ..config import GuardConfig, find_config_file, parse_config, parse_config_file
 from ..errors import ConfigError
 from ..guard import Guard
 from ..replay import replay_calls
@@ -74,7 +74,7 @@ def _paths(given: Sequence[str]) -> tuple[list[Path] | None, list[str]]:
 
 def _config(path: str | None) -> GuardConfig:
     found = find_config_file(path)
-    return parse_config(load_config_file(found)) if found is not None else parse_config({})
+    return parse_config_file(found) if found is not None else parse_config({})
 
 
 def _writable(path: str) -> bool:
