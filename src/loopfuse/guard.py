@@ -281,21 +281,25 @@ class Guard:
                 self._await_result(args, call)
         else:
             self._stats.denial(denial.kind, outcome.escalate)
-            message = denial_message(self._template, tool, denial)
             decision = Decision(
                 self._shadow,
                 tool,
-                message,
+                self._message(tool, denial),
                 denial.kind,
                 denial.count,
                 denial.limit,
                 outcome.escalate and not self._shadow,
                 self._shadow,
+                denial.rule,
             )
             self._after_denial(decision, agent, denial, outcome)
         if self.listeners:
             self._notify("on_check", decision, agent)
         return decision
+
+    def _message(self, tool: str, denial: Denial) -> str:
+        windows = self.config.circuit_breaker.window, self.config.near_duplicate.window
+        return denial_message(self._template, tool, denial, window=windows[0], near_window=windows[1])
 
     def _after_denial(self, decision: Decision, agent: Any, denial: Denial, outcome: Outcome) -> None:
         if outcome.first:
