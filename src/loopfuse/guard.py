@@ -305,7 +305,7 @@ class Guard:
         if outcome.first:
             self._report_first(decision.tool, agent, denial)
         self._notify("on_deny", decision, agent, outcome.first)
-        if outcome.escalate:
+        if outcome.escalate and outcome.escalation_start is not False:
             self._notify("on_escalate", decision, agent)
 
     def _report_first(self, tool: str, agent: Any, denial: Denial) -> None:

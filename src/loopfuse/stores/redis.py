@@ -227,7 +227,7 @@ class RedisStore:
         name = cast(Kind, _text(kind))
         denial = Denial(name, int(count), int(limit), self._scripts.rule(name, _text(code), tool))
         abort = self._abort_after
-        return Outcome(denial, first == 1, abort is not None and denials >= abort)
+        return Outcome(denial, first == 1, abort is not None and denials >= abort, denials == abort)
 
     def _ensure_up(self) -> None:
         if self._retry_at and time.monotonic() < self._retry_at:
