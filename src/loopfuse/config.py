@@ -328,8 +328,9 @@ def _normalized_keys(mapping: Mapping[str, Any], where: str, allowed: set[str]) 
         key = normalize_name(str(raw))
         if key not in allowed:
             names = ", ".join(sorted(allowed))
+            what = "section" if where == "configuration" else "key"
             hint = _did_you_mean(key, allowed)
-            raise ConfigError(f"{where}: unknown key {raw!r}{hint}; allowed: {names}")
+            raise ConfigError(f"{where}: unknown {what} {raw!r}{hint}; allowed: {names}")
         if key in out:
             raise ConfigError(
                 f"{where}: {spelled[key]!r} and {raw!r} are both spellings of {key!r}; keep one"

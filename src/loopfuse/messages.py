@@ -53,8 +53,8 @@ RULE_MESSAGES = {
         "(same_result_limit {limit}), so " + _NEW + _CHANGE
     ),
     "circuit_breaker.progress_limit": (
-        "the identical call ran {count} times in a row (progress_limit {limit}), "
-        "which is not converging. " + _CHANGE
+        "the identical call ran {count} times in a row (progress_limit {limit}), new results "
+        "or not. " + _CHANGE
     ),
     "loop_brake.max_repeats": (
         "you asked for the identical call {count} times in a row (max_repeats {limit}). " + _CHANGE

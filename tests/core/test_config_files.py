@@ -21,7 +21,7 @@ def test_unknown_key_suggests_the_closest_name() -> None:
 
 def test_unknown_section_suggests_the_closest_name() -> None:
     with pytest.raises(
-        ConfigError, match=r"unknown key 'circut_breaker' \(did you mean 'circuit_breaker'\?\)"
+        ConfigError, match=r"unknown section 'circut_breaker' \(did you mean 'circuit_breaker'\?\)"
     ):
         parse_config({"circut_breaker": {}})
     with pytest.raises(ConfigError) as caught:
