@@ -10,7 +10,13 @@ from .errors import ConfigError
 from .volatile import MASKS
 
 MAX_REPEATS_ENV = "LOOPFUSE_MAX_REPEATS"
-_PLACEHOLDERS = {"tool": "bash", "count": 7, "limit": 6, "kind": "duplicate"}
+_PLACEHOLDERS = {
+    "tool": "bash",
+    "count": 7,
+    "limit": 6,
+    "kind": "duplicate",
+    "rule": "circuit_breaker.duplicate_limit",
+}
 
 
 def fail(section: str, key: str, value: Any, allowed: str) -> ConfigError:
@@ -75,7 +81,7 @@ def check_template(section: str, key: str, value: Any) -> str | None:
         try:
             text.format(**_PLACEHOLDERS)
         except (KeyError, IndexError, ValueError) as exc:
-            allowed = "a text whose only placeholders are {tool}, {count}, {limit}, {kind}"
+            allowed = "a text whose only placeholders are {tool}, {count}, {limit}, {kind}, {rule}"
             raise fail(section, key, value, allowed) from exc
     return text
 

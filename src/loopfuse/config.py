@@ -7,11 +7,12 @@ is allowed. Section and key spellings of the original plugins (``circuit-breaker
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import difflib
 import os
 import re
-import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from .checks import (
     fail,
     resolve_max_repeats,
 )
+from .config_files import load_config_file
 from .errors import ConfigError
 
 __all__ = [
@@ -48,6 +50,7 @@ __all__ = [
     "find_config_file",
     "load_config_file",
     "parse_config",
+    "parse_config_file",
     "resolve_max_repeats",
 ]
 
@@ -329,7 +332,9 @@ def _normalized_keys(mapping: Mapping[str, Any], where: str, allowed: set[str]) 
         key = normalize_name(str(raw))
         if key not in allowed:
             names = ", ".join(sorted(allowed))
-            raise ConfigError(f"{where}: unknown key {raw!r}; allowed: {names}")
+            what = "section" if where == "configuration" else "key"
+            hint = _did_you_mean(key, allowed)
+            raise ConfigError(f"{where}: unknown {what} {raw!r}{hint}; allowed: {names}")
         if key in out:
             raise ConfigError(
                 f"{where}: {spelled[key]!r} and {raw!r} are both spellings of {key!r}; keep one"
@@ -339,36 +344,33 @@ def _normalized_keys(mapping: Mapping[str, Any], where: str, allowed: set[str]) 
     return out
 
 
-def load_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The mapping in a TOML file (``[tool.loopfuse]`` for pyproject.toml) or a YAML file."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"configuration file {str(p)!r} cannot be read: {exc.strerror}") from exc
-    if p.suffix in (".yaml", ".yml"):
-        return _load_yaml(text, p)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"configuration file {str(p)!r} is not valid TOML: {exc}") from exc
-    if p.name == "pyproject.toml":
-        data = data.get("tool", {}).get("loopfuse", {})
-    return data
+def _did_you_mean(key: str, allowed: set[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest allowed name, or nothing."""
+    close = difflib.get_close_matches(key, sorted(allowed), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def _load_yaml(text: str, path: Path) -> dict[str, Any]:
+def parse_config_file(path: str | os.PathLike[str]) -> GuardConfig:
+    """The ``GuardConfig`` in a file; every ``ConfigError`` names the file (and, for
+    pyproject.toml, the ``[tool.loopfuse]`` table)."""
+    mapping = load_config_file(path)
+    with in_file(path):
+        return parse_config(mapping)
+
+
+@contextlib.contextmanager
+def in_file(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Re-raise a ``ConfigError`` prefixed with the configuration file it came from."""
     try:
-        import yaml
-    except ImportError as exc:
-        raise ConfigError(
-            f"configuration file {str(path)!r} is YAML, which needs PyYAML: pip install 'loopfuse[yaml]'"
-        ) from exc
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"configuration file {str(path)!r} is not valid YAML: {exc}") from exc
-    return data if data is not None else {}
+        yield
+    except ConfigError as exc:
+        text = str(exc)
+        where = f"configuration file {str(Path(path))!r}"
+        if text.startswith(where):
+            raise
+        if Path(path).name == "pyproject.toml":
+            where += " [tool.loopfuse]"
+        raise ConfigError(f"{where}: {text}") from exc
 
 
 def find_config_file(explicit: str | os.PathLike[str] | None = None) -> Path | None:

@@ -17,6 +17,7 @@ class Denial:
     kind: Kind
     count: int
     limit: int
+    rule: str = ""  # the configuration key whose limit was reached, e.g. "same_error.limit"
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +26,9 @@ class Decision:
 
     ``allowed`` says whether the call may run. When it may not, ``message`` is the
     text to hand the model instead of the tool's result, ``kind`` names the breaker,
-    ``count`` and ``limit`` the numbers it compared. ``escalate`` becomes true once the
+    ``count`` and ``limit`` the numbers it compared, ``rule`` the configuration key of
+    ``limit`` (such as ``circuit_breaker.same_result_limit``; empty for a custom breaker's
+    denial). ``escalate`` becomes true once the
     agent has been denied ``abort_after_denials`` times in a row: the adapter then stops
     the run. ``shadow`` is true when a denial was only logged (shadow mode).
     """
@@ -38,6 +41,7 @@ class Decision:
     limit: int = 0
     escalate: bool = False
     shadow: bool = False
+    rule: str = ""
 
     def __bool__(self) -> bool:
         return self.allowed

@@ -12,7 +12,7 @@ from .breakers.build import build_breakers
 from .breakers.invalid import InvalidTurnBreaker
 from .calls import CallKey
 from .checks import check_store_policy
-from .config import GuardConfig, find_config_file, load_config_file, parse_config
+from .config import GuardConfig, find_config_file, in_file, load_config_file, parse_config
 from .decision import Decision, Denial
 from .identity import CallIdentity
 from .incidents import IncidentLog, incident_record, logger
@@ -84,8 +84,11 @@ class Guard:
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], **kwargs: Any) -> Guard:
-        """A guard from a TOML file (``[tool.loopfuse]`` in pyproject.toml) or YAML file."""
-        return cls.from_config(load_config_file(path), **kwargs)
+        """A guard from a TOML file (``[tool.loopfuse]`` in pyproject.toml), JSON or YAML file;
+        a ``ConfigError`` names the file."""
+        mapping = load_config_file(path)
+        with in_file(path):
+            return cls.from_config(mapping, **kwargs)
 
     @classmethod
     def discover(cls, path: str | os.PathLike[str] | None = None, **kwargs: Any) -> Guard:
@@ -332,27 +335,31 @@ class Guard:
                 self._await_result(args, call)
         else:
             self._stats.denial(denial.kind, outcome.escalate)
-            message = denial_message(self._template, tool, denial)
             decision = Decision(
                 self._shadow,
                 tool,
-                message,
+                self._message(tool, denial),
                 denial.kind,
                 denial.count,
                 denial.limit,
                 outcome.escalate and not self._shadow,
                 self._shadow,
+                denial.rule,
             )
             self._after_denial(decision, agent, denial, outcome)
         if self.listeners:
             self._notify("on_check", decision, agent)
         return decision
 
+    def _message(self, tool: str, denial: Denial) -> str:
+        windows = self.config.circuit_breaker.window, self.config.near_duplicate.window
+        return denial_message(self._template, tool, denial, window=windows[0], near_window=windows[1])
+
     def _after_denial(self, decision: Decision, agent: Any, denial: Denial, outcome: Outcome) -> None:
         if outcome.first:
             self._report_first(decision.tool, agent, denial)
         self._notify("on_deny", decision, agent, outcome.first)
-        if outcome.escalate:
+        if outcome.escalate and outcome.escalation_start is not False:
             self._notify("on_escalate", decision, agent)
 
     def _report_first(self, tool: str, agent: Any, denial: Denial) -> None:

@@ -23,7 +23,9 @@ class GuardListener:
         """After a denial; ``first`` when it is the agent's first denial of that kind."""
 
     def on_escalate(self, decision: Decision, agent: Any) -> None:
-        """When an agent reached ``abort_after_denials`` denials in a row."""
+        """When an agent reached ``abort_after_denials`` denials in a row: once per episode
+        (the next denials, still escalated, do not call it again; an allowed call or
+        ``forget`` ends the episode)."""
 
     def on_fail_open(self, reason: str, tool: str, agent: Any) -> None:
         """When the guard allowed a call it could not judge (``reason`` says why)."""

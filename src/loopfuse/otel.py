@@ -35,7 +35,8 @@ class OpenTelemetryListener(GuardListener):
 
     Counters: ``loopfuse.checks`` (``loopfuse.tool``, ``loopfuse.outcome`` allowed /
     denied / fail_open), ``loopfuse.denials`` (``loopfuse.kind``, ``loopfuse.tool``),
-    ``loopfuse.escalations`` (same) and ``loopfuse.fail_open`` (``loopfuse.reason``,
+    ``loopfuse.escalations`` (same; once per agent per run of denials, not on every denied
+    call after escalation) and ``loopfuse.fail_open`` (``loopfuse.reason``,
     ``loopfuse.tool``). With ``span_events`` each check adds a ``loopfuse.check`` event
     to the span current in the caller's context, when that span is recording, and each
     fail-open event a ``loopfuse.fail_open`` event.
@@ -47,7 +48,7 @@ class OpenTelemetryListener(GuardListener):
         self._checks = meter.create_counter("loopfuse.checks", "{check}", "Tool calls the guard judged")
         self._denials = meter.create_counter("loopfuse.denials", "{call}", "Tool calls the guard denied")
         self._escalations = meter.create_counter(
-            "loopfuse.escalations", "{call}", "Denials that reached abort_after_denials in a row"
+            "loopfuse.escalations", "{episode}", "Agents that reached abort_after_denials denials in a row"
         )
         self._fail_open = meter.create_counter(
             "loopfuse.fail_open", "{event}", "Calls allowed because the guard could not judge them"

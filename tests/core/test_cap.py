@@ -22,7 +22,7 @@ def test_cap_decision_reports_calls_made() -> None:
     run(guard, distinct(3))
     decision = guard.check("read", {"line": 99}, "a")
     assert (decision.kind, decision.count, decision.limit) == ("cap", 3, 3)
-    assert "limit of 3" in (decision.message or "")
+    assert "(max_calls_per_agent 3)" in (decision.message or "")
 
 
 def test_default_cap_is_300() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -120,3 +121,27 @@ def _dump_dom(page: Path) -> str:
         )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
+
+
+def test_version_prints_the_package_version(cli) -> None:  # type: ignore[no-untyped-def]
+    import loopfuse
+
+    done = cli("--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"loopfuse {loopfuse.__version__}"
+
+
+def test_scan_refuses_a_named_file_it_cannot_read(cli, fixtures: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    notes = tmp_path / "notes.txt"
+    notes.write_text("just some notes\n")
+    done = cli("scan", str(notes))
+    assert done.returncode == 2
+    assert f"{notes} is not a recorded agent session" in done.stderr
+    # The same file inside a named folder is counted as skipped, not an error.
+    assert cli("scan", str(tmp_path)).returncode == 0
+    if os.geteuid() != 0:  # root reads any file
+        locked = tmp_path / "locked.jsonl"
+        locked.write_text("{}\n")
+        locked.chmod(0)
+        done = cli("scan", str(locked))
+        assert done.returncode == 2 and f"cannot read {locked}" in done.stderr

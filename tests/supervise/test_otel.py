@@ -64,6 +64,18 @@ def test_counters_for_checks_denials_and_escalations(guard: Guard, reader: InMem
     assert CANARY not in repr(got)
 
 
+def test_escalation_is_counted_once_per_episode(guard: Guard, reader: InMemoryMetricReader) -> None:
+    for _ in range(8):  # allowed, allowed, then six denials, escalated from the second on
+        guard.check("web_search", {"q": CANARY}, "a")
+    assert guard.check("web_search", {"q": CANARY}, "a").escalate  # still escalated
+    key = (("loopfuse.kind", "duplicate"), ("loopfuse.tool", "web_search"))
+    assert points(reader)["loopfuse.escalations"] == {key: 1}
+    guard.check("bash", {"command": "ls"}, "a")  # allowed: the episode ends
+    for _ in range(3):
+        guard.check("web_search", {"q": CANARY}, "a")
+    assert points(reader)["loopfuse.escalations"] == {key: 2}
+
+
 def test_fail_open_events_are_counted_with_their_reason(guard: Guard, reader: InMemoryMetricReader) -> None:
     guard.check("bash", {"command": object()}, "a")
     got = points(reader)

@@ -17,7 +17,7 @@ class CallCap:
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
         if self.limit and state.calls >= self.limit:
-            return Denial("cap", state.calls, self.limit)
+            return Denial("cap", state.calls, self.limit, "circuit_breaker.max_calls_per_agent")
         return None
 
     def record(self, state: AgentState, call: CallKey) -> None:

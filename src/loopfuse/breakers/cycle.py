@@ -43,7 +43,7 @@ class CycleBreaker:
         for p in range(2, min(self.max_period, len(history)) + 1):
             run = track.matches[p] + 1
             if history[-p] == call.key and run > p * (self.min_repeats - 1) and self._judged(track, p):
-                return Denial("cycle", (run - 1 + p) // p, self.min_repeats)
+                return Denial("cycle", (run - 1 + p) // p, self.min_repeats, "cycle.min_repeats")
         return None
 
     def record(self, state: AgentState, call: CallKey) -> None:

@@ -55,17 +55,26 @@ class WindowBreaker:
         if last is not None:
             count += state.window.count(pair_key(call.key, last))
         if count >= limit:
-            return Denial("duplicate", count, limit)
+            return Denial("duplicate", count, limit, self.count_rule(call.tool, last is not None))
         if last is None or state.run_key != call.key:
             return None
         return self._in_a_row(state, call)
 
     def _in_a_row(self, state: AgentState, call: CallKey) -> Denial | None:
         if self.same_result_limit and state.run_stale >= self.same_result_limit:
-            return Denial("duplicate", state.run_stale, self.same_result_limit)
+            rule = "circuit_breaker.same_result_limit"
+            return Denial("duplicate", state.run_stale, self.same_result_limit, rule)
         if self.progress_limit and state.run_len >= self.progress_limit:
-            return Denial("duplicate", state.run_len, self.progress_limit)
+            return Denial("duplicate", state.run_len, self.progress_limit, "circuit_breaker.progress_limit")
         return None
+
+    def count_rule(self, tool: str, result_known: bool) -> str:
+        """The key of the limit the window count of a ``tool`` call is compared with."""
+        if tool in self.tool_limits:
+            return "tools.duplicate_limit"
+        if result_known and self.result_limit:
+            return "circuit_breaker.result_limit"
+        return "circuit_breaker.duplicate_limit"
 
     def record(self, state: AgentState, call: CallKey) -> None:
         state.window.push(call.key)

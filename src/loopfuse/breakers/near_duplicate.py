@@ -45,7 +45,11 @@ class NearDuplicateBreaker:
         if last is not None:
             count += state.near.count(pair_key(call.near, last))
         limit = self.tool_limits.get(call.tool, self.limit)
-        return Denial("near_duplicate", count, limit) if count >= limit else None
+        return Denial("near_duplicate", count, limit, self.rule(call.tool)) if count >= limit else None
+
+    def rule(self, tool: str) -> str:
+        """The key of the limit a ``tool`` call is compared with."""
+        return "tools.near_duplicate_limit" if tool in self.tool_limits else "near_duplicate.limit"
 
     def record(self, state: AgentState, call: CallKey) -> None:
         if self.only_with_results and not state.reporting:

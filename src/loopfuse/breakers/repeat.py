@@ -25,7 +25,7 @@ class RepeatBreaker:
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
         streak = state.stale if self.result_aware else state.streak
         if call.full == state.streak_digest and streak >= self.max_repeats:
-            return Denial("repeat", streak + 1, self.max_repeats)
+            return Denial("repeat", streak + 1, self.max_repeats, "loop_brake.max_repeats")
         return None
 
     def record(self, state: AgentState, call: CallKey) -> None:

@@ -27,10 +27,12 @@ class SameErrorBreaker:
         if call.tool != state.error_tool:
             return None
         if state.error_streak >= self.limit:
-            return Denial("same_error", state.error_streak, self.limit)
+            return Denial("same_error", state.error_streak, self.limit, "same_error.limit")
         same = state.error_call == call.key and state.error_call_streak
         if self.identical_limit and same and state.error_call_streak >= self.identical_limit:
-            return Denial("same_error", state.error_call_streak, self.identical_limit)
+            return Denial(
+                "same_error", state.error_call_streak, self.identical_limit, "same_error.identical_limit"
+            )
         return None
 
     def record(self, state: AgentState, call: CallKey) -> None:

@@ -8,6 +8,8 @@ import os
 import sys
 from collections.abc import Sequence
 
+from loopfuse import __version__
+
 __all__ = ["main"]
 
 SUBCOMMANDS = ("replay", "scan", "eval", "proxy", "incidents")
@@ -17,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="loopfuse", description="Stop AI agents from looping: guard, scan and replay tool calls."
     )
+    parser.add_argument("--version", action="version", version=f"loopfuse {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
         try:

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..config import find_config_file, load_config_file, parse_config
+from ..config import find_config_file, parse_config_file
 from ..errors import ConfigError
 from ..incident_reader import IncidentReader
 from .common import usage_error
@@ -66,7 +66,7 @@ def _configured_log(config_path: str | None) -> str | None:
     found = find_config_file(config_path)
     if found is None:
         return None
-    return parse_config(load_config_file(found)).circuit_breaker.incident_log
+    return parse_config_file(found).circuit_breaker.incident_log
 
 
 def _print(records: list[dict[str, Any]], as_json: bool) -> None:

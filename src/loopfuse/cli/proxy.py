@@ -8,7 +8,7 @@ import importlib
 import logging
 import sys
 
-from ..config import find_config_file, load_config_file, parse_config
+from ..config import find_config_file, parse_config, parse_config_file
 from ..errors import ConfigError
 from ..guard import Guard
 from .common import usage_error
@@ -77,7 +77,7 @@ def _log_to_stderr() -> None:
 
 def _guard(config_path: str | None, incident_log: str | None) -> Guard:
     found = find_config_file(config_path)
-    config = parse_config(load_config_file(found) if found is not None else {})
+    config = parse_config_file(found) if found is not None else parse_config({})
     if incident_log:
         cb = dataclasses.replace(config.circuit_breaker, incident_log=incident_log)
         config = dataclasses.replace(config, circuit_breaker=cb)

@@ -2,7 +2,8 @@
 
 One row per agent run, worst first. With no PATH, the default session folders of the
 supported agents that exist here are searched (and named). Exit status: 0 done, 1 loops
-found (only with ``--fail-on-loop``), 2 usage error.
+found (only with ``--fail-on-loop``), 2 usage error (including a file named on the command
+line that cannot be read or is not a recorded session).
 """
 
 from __future__ import annotations
@@ -16,14 +17,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..config import GuardConfig, find_config_file, load_config_file, parse_config
+from ..config import GuardConfig, find_config_file, parse_config, parse_config_file
 from ..errors import ConfigError
 from ..guard import Guard
 from ..replay import replay_calls
 from ..scanreport import render_html
 from ..scanstats import RunStats, scan_calls, worst_first
 from ..transcripts.base import ReadTally
-from ..transcripts.detect import Source, default_folders, read_source, sources
+from ..transcripts.detect import Source, default_folders, read_source, sniff, sources
 from .common import usage_error
 
 CHART_LIMIT = 100
@@ -46,6 +47,9 @@ def run(args: argparse.Namespace) -> int:
     paths, searched = _paths(args.paths)
     if paths is None:
         return usage_error(f"no such file or folder: {searched[0]}")
+    problem = _unusable_file(paths)
+    if problem is not None:
+        return usage_error(problem)
     try:
         config = _config(args.config)
     except ConfigError as exc:
@@ -72,9 +76,23 @@ def _paths(given: Sequence[str]) -> tuple[list[Path] | None, list[str]]:
     return [folder for _, folder in found], searched
 
 
+def _unusable_file(paths: list[Path]) -> str | None:
+    """Why a file named on the command line cannot be scanned, or None (folders are walked:
+    what they hold that cannot be read is counted, not an error)."""
+    for path in paths:
+        if path.is_dir():
+            continue
+        try:
+            if sniff(path) is None:
+                return f"{path} is not a recorded agent session in a format loopfuse reads"
+        except OSError as exc:
+            return f"cannot read {path}: {exc.strerror or exc}"
+    return None
+
+
 def _config(path: str | None) -> GuardConfig:
     found = find_config_file(path)
-    return parse_config(load_config_file(found)) if found is not None else parse_config({})
+    return parse_config_file(found) if found is not None else parse_config({})
 
 
 def _writable(path: str) -> bool:
@@ -101,15 +119,29 @@ def _scan(
 
 
 def breaker_configs(config: GuardConfig) -> dict[str, GuardConfig]:
-    """One configuration per configured breaker, each alone, without side effects."""
-    cb = dataclasses.replace(config.circuit_breaker, incident_log=None)
-    alone: dict[str, GuardConfig] = {}
-    if cb.enabled:
-        alone["duplicate"] = GuardConfig(dataclasses.replace(cb, max_calls_per_agent=0), None, config.guard)
-    if config.loop_brake is not None and config.loop_brake.enabled:
-        off = dataclasses.replace(cb, enabled=False)
-        alone["repeat"] = GuardConfig(off, config.loop_brake, config.guard)
-    return alone
+    """One configuration per configured breaker (the call cap aside: see ``_cap_markers``),
+    each with every other breaker off, in memory and without side effects."""
+    cb = dataclasses.replace(config.circuit_breaker, incident_log=None, max_calls_per_agent=0)
+    off = GuardConfig(
+        circuit_breaker=dataclasses.replace(cb, enabled=False),
+        loop_brake=None,
+        guard=config.guard,
+        cycle=dataclasses.replace(config.cycle, enabled=False),
+        near_duplicate=dataclasses.replace(config.near_duplicate, enabled=False),
+        same_error=dataclasses.replace(config.same_error, enabled=False),
+        tools=config.tools,
+    )
+    candidates: dict[str, tuple[bool, dict[str, Any]]] = {
+        "duplicate": (cb.enabled, {"circuit_breaker": cb}),
+        "repeat": (
+            config.loop_brake is not None and config.loop_brake.enabled,
+            {"loop_brake": config.loop_brake},
+        ),
+        "same_error": (config.same_error.enabled, {"same_error": config.same_error}),
+        "near_duplicate": (config.near_duplicate.enabled, {"near_duplicate": config.near_duplicate}),
+        "cycle": (config.cycle.enabled, {"cycle": config.cycle}),
+    }
+    return {name: dataclasses.replace(off, **on) for name, (enabled, on) in candidates.items() if enabled}
 
 
 def _breaker_markers(

@@ -41,11 +41,17 @@ class StoreSpec:
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """A store's verdict: the denial (None when allowed), whether it is the agent's first
-    denial of that kind (for the incident log), and whether the agent must be stopped."""
+    denial of that kind (for the incident log), and whether the agent must be stopped.
+
+    ``escalation_start`` is true on the denial that escalates the agent (its
+    ``abort_after``-th in a row) and false on the later ones of the same run of denials, so
+    that escalation is reported once per episode; None when the store does not tell (every
+    escalated denial is then reported)."""
 
     denial: Denial | None
     first: bool = False
     escalate: bool = False
+    escalation_start: bool | None = None
 
 
 ALLOWED = Outcome(None)

@@ -211,8 +211,8 @@ class MemoryStore:
         first = denial.kind not in state.reported
         if first:
             state.reported = state.reported | {denial.kind}
-        abort = self._abort_after
-        return Outcome(denial, first, abort is not None and state.denials_in_row >= abort)
+        abort, denials = self._abort_after, state.denials_in_row
+        return Outcome(denial, first, abort is not None and denials >= abort, denials == abort)
 
     def forget(self, agent: Any) -> None:
         with self._lock:

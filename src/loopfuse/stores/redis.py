@@ -155,7 +155,7 @@ class RedisStore:
                 reply = self._script(keys=keys, args=self._args(call), client=self._client)
         except (RedisError, OSError) as exc:
             raise self._failed(exc) from exc
-        return self._outcome(reply)
+        return self._outcome(reply, call.tool)
 
     def record_result(self, agent: Any, call: CallKey, result: ToolResult) -> bool:
         """Let the breakers observe what ``call`` returned, atomically; False when ``agent``
@@ -205,7 +205,7 @@ class RedisStore:
                 reply = await script(keys=keys, args=self._args(call))
         except (RedisError, OSError) as exc:
             raise self._failed(exc) from exc
-        return self._outcome(reply)
+        return self._outcome(reply, call.tool)
 
     def _async_script(self) -> Any:
         """The script on an asyncio client of the running loop (clients cannot change loops)."""
@@ -240,15 +240,15 @@ class RedisStore:
         with ``only_with_results`` neither judges nor records its calls, as in process."""
         return self._scripts.check_args(call, self._near)
 
-    def _outcome(self, reply: Any) -> Outcome:
+    def _outcome(self, reply: Any, tool: str) -> Outcome:
         self._retry_at = 0.0
         if reply == 0:
             return ALLOWED
-        kind, count, limit, first, denials = reply
-        name = cast(Kind, kind.decode() if isinstance(kind, bytes) else kind)
-        denial = Denial(name, int(count), int(limit))
+        kind, count, limit, first, denials, code = reply
+        name = cast(Kind, _text(kind))
+        denial = Denial(name, int(count), int(limit), self._scripts.rule(name, _text(code), tool))
         abort = self._abort_after
-        return Outcome(denial, first == 1, abort is not None and denials >= abort)
+        return Outcome(denial, first == 1, abort is not None and denials >= abort, denials == abort)
 
     def _ensure_up(self) -> None:
         if self._retry_at and time.monotonic() < self._retry_at:
@@ -286,6 +286,10 @@ class RedisStore:
         if script is not None:
             await script.registered_client.aclose()
         self.close()
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _glob_escape(text: str) -> str:

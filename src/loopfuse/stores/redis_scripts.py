@@ -85,6 +85,20 @@ class ScriptSet:
             args += [_NONE, _NONE]
         return args
 
+    def rule(self, kind: str, code: str, tool: str) -> str:
+        """The configuration key of a denial from the script (as the breaker in process names it)."""
+        if kind == "duplicate" and self._window is not None:
+            named = {
+                "same_result": "circuit_breaker.same_result_limit",
+                "progress": "circuit_breaker.progress_limit",
+            }
+            return named.get(code) or self._window.count_rule(tool, code == "result")
+        if kind == "near_duplicate" and self._near is not None:
+            return self._near.rule(tool)
+        if kind == "same_error":
+            return "same_error.identical_limit" if code == "identical" else "same_error.limit"
+        return _RULES.get(kind, "")
+
     def _window_limits(self, tool: str) -> tuple[int, int]:
         """The window limit for a call of ``tool`` without and with a known result."""
         window = self._window
@@ -94,6 +108,13 @@ class ScriptSet:
         if own is not None:
             return own, own
         return window.limit, window.result_limit or window.limit
+
+
+_RULES = {
+    "cap": "circuit_breaker.max_calls_per_agent",
+    "repeat": "loop_brake.max_repeats",
+    "cycle": "cycle.min_repeats",
+}
 
 
 def _tool_id(tool: str) -> bytes:

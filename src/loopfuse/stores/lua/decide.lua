@@ -24,7 +24,10 @@
 --          compute it (its guard has seen no result yet)
 -- ARGV[7]  the near-duplicate limit for this call's tool
 --
--- Returns 0 when the call is allowed and recorded, else {kind, count, limit, first, denials in a row};
+-- Returns 0 when the call is allowed and recorded, else {kind, count, limit, first, denials in a row,
+-- rule}, rule telling the limit reached apart where a kind has several: 'window' or 'result'
+-- (the window count without or with a known result), 'same_result', 'progress', 'identical';
+-- '' otherwise;
 -- 1, having changed nothing, when the near-duplicate key or the results' keys are needed and were
 -- not sent (the agent has results; a store that has seen no result sends only KEYS[1], KEYS[2]
 -- and no near-duplicate key): the store sends the call again with them.
@@ -102,7 +105,7 @@ end
 
 -- Evaluate the breakers in order; the first denial wins and records nothing else.
 for _, b in ipairs(breakers) do
-  local kind, count, limit = b[1], nil, nil
+  local kind, count, limit, rule = b[1], nil, nil, ''
   if kind == 'cap' then
     if b[2] > 0 and calls >= b[2] then count, limit = calls, b[2] end
   elseif kind == 'duplicate' then
@@ -115,12 +118,12 @@ for _, b in ipairs(breakers) do
     end
     if pair then n, limit = n + count_in(ring, pair), result_limit end
     if n >= limit then
-      count = n
+      count, rule = n, pair and 'result' or 'window'
     elseif pair and run_key == key then
       if b[3] > 0 and run_stale >= b[3] then
-        count, limit = run_stale, b[3]
+        count, limit, rule = run_stale, b[3], 'same_result'
       elseif b[4] > 0 and run_len >= b[4] then
-        count, limit = run_len, b[4]
+        count, limit, rule = run_len, b[4], 'progress'
       end
     end
   elseif kind == 'repeat' then
@@ -130,7 +133,7 @@ for _, b in ipairs(breakers) do
     if err_streak >= b[2] then
       count, limit = err_streak, b[2]
     elseif b[3] > 0 and err_call == key and err_call_streak >= b[3] then
-      count, limit = err_call_streak, b[3]
+      count, limit, rule = err_call_streak, b[3], 'identical'
     end
   elseif kind == 'near_duplicate' then
     if near == '' then
@@ -173,7 +176,7 @@ for _, b in ipairs(breakers) do
       if p then redis.call('HSET', state, 'pend', string.sub(f[17], 1, p - 1) .. string.sub(f[17], p + RECORD)) end
     end
     touch()
-    return {kind, count, limit, first, denials + 1}
+    return {kind, count, limit, first, denials + 1, rule}
   end
 end
 

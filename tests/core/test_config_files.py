@@ -1,0 +1,89 @@
+"""Configuration errors name the file and suggest the closest spelling; JSON files load."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from loopfuse import ConfigError, Guard, load_config_file, parse_config
+
+
+def test_unknown_key_suggests_the_closest_name() -> None:
+    with pytest.raises(
+        ConfigError, match=r"unknown key 'duplicate_limt' \(did you mean 'duplicate_limit'\?\)"
+    ):
+        parse_config({"circuit_breaker": {"duplicate_limt": 3}})
+    with pytest.raises(ConfigError, match=r"\(did you mean 'same_result_limit'\?\)"):
+        parse_config({"circuit-breaker": {"sameResultLimt": 3}})
+
+
+def test_unknown_section_suggests_the_closest_name() -> None:
+    with pytest.raises(
+        ConfigError, match=r"unknown section 'circut_breaker' \(did you mean 'circuit_breaker'\?\)"
+    ):
+        parse_config({"circut_breaker": {}})
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"zzzz": {}})
+    assert "did you mean" not in str(caught.value)
+
+
+def test_old_spellings_still_load() -> None:
+    config = parse_config({"circuit-breaker": {"duplicateLimit": 3, "maxCallsPerAgent": 9}})
+    assert (config.circuit_breaker.duplicate_limit, config.circuit_breaker.max_calls_per_agent) == (3, 9)
+
+
+def test_errors_while_loading_name_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "loopfuse.toml"
+    path.write_text("[circuit_breaker]\nduplicate_limit = 0\n")
+    with pytest.raises(ConfigError) as caught:
+        Guard.from_file(path)
+    assert str(caught.value).startswith(
+        f"configuration file {str(path)!r}: [circuit_breaker] duplicate_limit = 0"
+    )
+    path.write_text("[circuit_breaker]\nwindw = 10\n")
+    with pytest.raises(ConfigError, match=r"loopfuse.toml'.*did you mean 'window'"):
+        Guard.from_file(path)
+
+
+def test_pyproject_errors_name_the_table(tmp_path: Path) -> None:
+    path = tmp_path / "pyproject.toml"
+    path.write_text("[tool.loopfuse.same_error]\nlimit = -1\n")
+    with pytest.raises(ConfigError) as caught:
+        Guard.from_file(path)
+    assert f"configuration file {str(path)!r} [tool.loopfuse]: [same_error] limit = -1" in str(caught.value)
+
+
+def test_json_configuration_file(tmp_path: Path) -> None:
+    path = tmp_path / "loopfuse.json"
+    path.write_text(json.dumps({"circuit_breaker": {"duplicate_limit": 2}, "guard": {"mode": "shadow"}}))
+    assert load_config_file(path)["circuit_breaker"] == {"duplicate_limit": 2}
+    guard = Guard.from_file(path)
+    assert guard.config.circuit_breaker.duplicate_limit == 2 and guard.config.guard.mode == "shadow"
+    path.write_text("{not json")
+    with pytest.raises(ConfigError, match=r"loopfuse.json' is not valid JSON"):
+        Guard.from_file(path)
+    path.write_text("[1, 2]")
+    with pytest.raises(ConfigError, match="JSON object"):
+        Guard.from_file(path)
+
+
+def test_cli_config_error_names_the_file(cli_env: None, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "bad.json"
+    path.write_text('{"loop_brake": {"max_repeat": 2}}')
+    done = subprocess.run(
+        [sys.executable, "-m", "loopfuse.cli", "scan", str(tmp_path), "--config", str(path)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "bad.json" in done.stderr and "did you mean 'max_repeats'" in done.stderr
+
+
+@pytest.fixture
+def cli_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    monkeypatch.setenv("PYTHONPATH", src)
