@@ -194,9 +194,18 @@ class Guard:
         self._stats.denial("invalid", escalate)
         message = breaker.message(denial)
         decision = Decision(
-            self._shadow, INVALID_TOOL, message, "invalid", streak, denial.limit, escalate, self._shadow
+            self._shadow,
+            INVALID_TOOL,
+            message,
+            "invalid",
+            streak,
+            denial.limit,
+            escalate,
+            self._shadow,
+            denial.rule,
         )
-        self._after_denial(decision, agent, denial, Outcome(denial, streak == denial.limit, escalate))
+        start = escalate and not breaker.escalates(streak - 1)
+        self._after_denial(decision, agent, denial, Outcome(denial, streak == denial.limit, escalate, start))
         if self.listeners:
             self._notify("on_check", decision, agent)
         return decision

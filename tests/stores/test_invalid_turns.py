@@ -75,7 +75,7 @@ def test_async_hosts(make_guard: GuardFactory) -> None:
 @pytest.mark.parametrize(("streak", "denied"), [(0, False), (5, False), (6, True), (50, True)])
 def test_breaker_judges_the_streak(streak: int, denied: bool) -> None:
     breaker = InvalidTurnBreaker(6)
-    assert (breaker.judge(streak) == Denial("invalid", streak, 6)) is denied
+    assert (breaker.judge(streak) == Denial("invalid", streak, 6, "invalid.limit")) is denied
     assert breaker.escalates(streak) is (streak >= 12)
 
 
@@ -93,3 +93,19 @@ def test_a_bad_limit_is_refused_at_construction() -> None:
 
     with pytest.raises(ConfigError, match=r"invalid.*limit.*0"):
         Guard.from_config({"invalid": {"limit": 0}})
+
+
+def test_escalation_is_reported_once_per_streak(make_guard: GuardFactory) -> None:
+    from loopfuse import GuardListener
+
+    class Count(GuardListener):
+        escalations = 0
+
+        def on_escalate(self, decision: object, agent: object) -> None:
+            Count.escalations += 1
+
+    guard = make_guard({"invalid": {"limit": 2}}, listeners=[Count()])
+    invalid_turns(guard, 8)
+    assert Count.escalations == 1
+    decision = guard.note_invalid(agent="a")
+    assert decision.rule == "invalid.limit" and decision.escalate

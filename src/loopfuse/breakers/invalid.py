@@ -47,7 +47,7 @@ class InvalidTurnBreaker:
 
     def judge(self, streak: int) -> Denial | None:
         """A denial once ``streak`` reaches the limit, else None."""
-        return Denial("invalid", streak, self.limit) if streak >= self.limit else None
+        return Denial("invalid", streak, self.limit, "invalid.limit") if streak >= self.limit else None
 
     def escalates(self, streak: int) -> bool:
         """Whether the host should end the run: twice the limit in a row."""
