@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar, overload
 
 from .breakers import Breaker
@@ -18,6 +19,7 @@ from .identity import CallIdentity
 from .incidents import IncidentLog, incident_record, logger
 from .listeners import GuardListener
 from .messages import STORE_DENIED, denial_message
+from .overrides import Overrides
 from .state import ToolResult
 from .stats import GuardStats
 from .stores import open_store
@@ -70,6 +72,7 @@ class Guard:
         self.listeners: list[GuardListener] = list(listeners)
         self._stats = GuardStats()
         self._allow_cache: dict[str, Decision] = {}
+        self._overrides = Overrides()
         self._awaiting: dict[int, tuple[Any, str, CallKey]] | None = None
         spec = _store_spec(self.config, breakers, clock)
         self._store: Store = open_store(store or self.config.store.url, spec)
@@ -98,6 +101,8 @@ class Guard:
 
     def check(self, tool: str, args: Any = None, agent: Any = "default") -> Decision:
         """Whether ``agent`` may call ``tool`` with ``args`` now; records the call if so."""
+        if self._overrides and self._overrides.take(agent, tool):
+            return self._overridden(tool)
         call = self._call_key(tool, args, agent)
         if call is None:
             return self._allowed(tool)
@@ -109,6 +114,8 @@ class Guard:
 
     async def acheck(self, tool: str, args: Any = None, agent: Any = "default") -> Decision:
         """``check`` for async hosts."""
+        if self._overrides and self._overrides.take(agent, tool):
+            return self._overridden(tool)
         call = self._call_key(tool, args, agent)
         if call is None:
             return self._allowed(tool)
@@ -150,6 +157,31 @@ class Guard:
                 self._fail_open("result", tool, agent, checked=False)
         except StoreUnavailableError as exc:
             self._result_lost(tool, agent, exc)
+
+    @contextlib.contextmanager
+    def paused(self, agent: Any = "default") -> Iterator[None]:
+        """Within the block every call of ``agent`` is allowed and counted by no breaker
+        (logged when it starts and ends). In this process only: a Redis store shares no pause."""
+        token = self._overrides.pause(agent)
+        label = _printable(agent)
+        if token is None:
+            logger.warning("loopfuse: agent %s cannot be paused (not hashable); its calls are judged", label)
+            yield
+            return
+        logger.warning("loopfuse: agent %s paused: its calls are allowed unjudged", label)
+        try:
+            yield
+        finally:
+            self._overrides.resume(token)
+            logger.warning("loopfuse: agent %s resumed", label)
+
+    def allow_next(self, agent: Any = "default", tool: str = "", times: int = 1) -> None:
+        """Allow the next ``times`` calls of ``tool`` by ``agent`` whatever the breakers say
+        (counted by none of them; logged). In this process only."""
+        if self._overrides.allow_next(agent, tool, times):
+            logger.warning(
+                "loopfuse: the next %d %s call(s) of agent %s are allowed", times, tool, _printable(agent)
+            )
 
     def note_invalid(self, agent: Any = "default", reason: str | None = None) -> Decision:
         """Report a turn in which the model produced no usable tool call (no call where one
@@ -286,6 +318,10 @@ class Guard:
             return None
         return entry[2]
 
+    def _overridden(self, tool: str) -> Decision:
+        self._stats.skipped()
+        return self._allowed(tool)
+
     def _allowed(self, tool: str) -> Decision:
         """The (immutable, shared) allowing decision for ``tool``."""
         decision = self._allow_cache.get(tool)
@@ -403,6 +439,15 @@ class Guard:
 
 
 _ERROR_MASKS = frozenset(ERROR_MASKS)
+
+
+def _printable(agent: Any) -> str:
+    """How a log line names an agent: its label when it is a string, else ``<object>``."""
+    try:
+        label = agent_label(agent)
+    except Exception:
+        return "<object>"
+    return label if isinstance(label, str) else "<object>"
 
 
 def _error_text(error: Any) -> Any:

@@ -1,0 +1,66 @@
+"""Escape hatches: guard.paused(agent) and guard.allow_next(agent, tool), on both stores."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+from .conftest import GuardFactory
+
+LIMIT = {"circuit_breaker": {"duplicate_limit": 2}}
+
+
+def allowed(guard: object, n: int, agent: str = "a") -> list[bool]:
+    return [guard.check("read", {"path": "x"}, agent=agent).allowed for _ in range(n)]  # type: ignore[attr-defined]
+
+
+def test_a_paused_agent_is_not_judged_and_nothing_counts(
+    make_guard: GuardFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    guard = make_guard(LIMIT)
+    with caplog.at_level(logging.WARNING, logger="loopfuse"), guard.paused("a"):
+        assert allowed(guard, 10) == [True] * 10
+        assert allowed(guard, 3, "b") == [True, True, False]  # other agents are judged
+    assert "agent a paused" in caplog.text and "agent a resumed" in caplog.text
+    assert allowed(guard, 3) == [True, True, False]  # the paused calls never counted
+
+
+def test_pauses_nest(make_guard: GuardFactory) -> None:
+    guard = make_guard(LIMIT)
+    with guard.paused("a"):
+        with guard.paused("a"):
+            pass
+        assert allowed(guard, 4) == [True] * 4
+    assert allowed(guard, 3) == [True, True, False]
+
+
+def test_allow_next_lets_one_denied_call_through(make_guard: GuardFactory) -> None:
+    guard = make_guard(LIMIT)
+    assert allowed(guard, 3) == [True, True, False]
+    guard.allow_next("a", "read")
+    assert allowed(guard, 2) == [True, False]
+    guard.allow_next("a", "read", times=2)
+    assert allowed(guard, 3) == [True, True, False]
+    guard.allow_next("a", "other")
+    assert allowed(guard, 1) == [False]
+
+
+def test_async_checks_see_the_overrides(make_guard: GuardFactory) -> None:
+    guard = make_guard(LIMIT)
+
+    async def run() -> list[bool]:
+        with guard.paused("a"):
+            return [(await guard.acheck("read", {"path": "x"}, agent="a")).allowed for _ in range(5)]
+
+    assert asyncio.run(run()) == [True] * 5
+
+
+def test_an_unhashable_agent_cannot_be_paused_and_is_judged(make_guard: GuardFactory) -> None:
+    guard = make_guard(LIMIT)
+    agent: list[str] = ["not", "hashable"]
+    with guard.paused(agent):
+        pass
+    guard.allow_next(agent, "read")
+    assert guard.stats()["fail_open"] == {}
