@@ -141,7 +141,9 @@ class StoreConfig:
     """Section ``store``: where agent state lives and what happens when that store fails.
 
     ``idle_expiry`` (seconds) defaults to ``[guard] agent_idle_seconds``; ``timeout``
-    bounds every round trip to a remote store.
+    bounds every round trip to a remote store. A Redis store keeps up to
+    ``max_connections`` connections per process; a check finding them all busy waits up
+    to ``pool_timeout`` seconds for one (load is not an outage).
     """
 
     url: str = "memory://"
@@ -149,6 +151,8 @@ class StoreConfig:
     prefix: str = "loopfuse:"
     idle_expiry: float | None = None
     timeout: float = 0.25
+    max_connections: int = 50
+    pool_timeout: float = 1.0
 
     def __post_init__(self) -> None:
         s = "store"
@@ -159,6 +163,8 @@ class StoreConfig:
         if self.idle_expiry is not None:
             object.__setattr__(self, "idle_expiry", check_number(s, "idle_expiry", self.idle_expiry, 0.001))
         object.__setattr__(self, "timeout", check_number(s, "timeout", self.timeout, 0.001))
+        check_int(s, "max_connections", self.max_connections, 1)
+        object.__setattr__(self, "pool_timeout", check_number(s, "pool_timeout", self.pool_timeout, 0.001))
 
 
 @dataclass(frozen=True)

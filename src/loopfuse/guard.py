@@ -366,5 +366,7 @@ def _store_spec(config: GuardConfig, breakers: tuple[Breaker, ...], clock: Calla
         idle_seconds=store.idle_expiry or settings.agent_idle_seconds,
         prefix=store.prefix,
         timeout=store.timeout,
+        max_connections=store.max_connections,
+        pool_timeout=store.pool_timeout,
         clock=clock,
     )

@@ -35,6 +35,8 @@ class StoreSpec:
     idle_seconds: float = 86_400.0
     prefix: str = "loopfuse:"
     timeout: float = 0.25
+    max_connections: int = 50
+    pool_timeout: float = 1.0
     clock: Callable[[], float] = field(default=time.monotonic)
 
 

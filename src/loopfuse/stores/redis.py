@@ -33,6 +33,7 @@ from ..decision import Denial, Kind
 from ..errors import ConfigError
 from ..state import ToolResult
 from .base import ALLOWED, Outcome, StoreSpec, StoreUnavailableError
+from .redis_pool import pool_options
 from .redis_scripts import SUPPORTED_KINDS, ScriptSet, supported_breakers
 
 __all__ = ["SUPPORTED_KINDS", "RedisStore", "agent_id", "redacted"]
@@ -115,13 +116,14 @@ class RedisStore:
     def _bind(self, spec: StoreSpec, breakers: tuple[Any, ...]) -> None:
         self._bound = True
         self._abort_after = spec.abort_after
-        self._timeout = spec.timeout
+        self._spec = spec
         self._key_prefix = self._prefix if self._prefix is not None else spec.prefix
         expiry = self._idle_expiry if self._idle_expiry is not None else spec.idle_seconds
         self._scripts = ScriptSet(breakers, spec.window, max(1, round(expiry * 1000)))
         self._source = self._scripts.decide
         if self._client is None:
-            self._client = redis.Redis.from_url(self._url(), **self._client_options())
+            url, options = self._pool_options()
+            self._client = redis.Redis.from_pool(redis.BlockingConnectionPool.from_url(url, **options))
         self._script = self._client.register_script(self._source)
         self._observe = self._client.register_script(self._scripts.observe)
         self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
@@ -134,13 +136,20 @@ class RedisStore:
         assert self._raw_url is not None
         return self._raw_url
 
-    def _client_options(self) -> dict[str, Any]:
-        """Bounded timeouts; one immediate retry on a dropped connection (reconnect), none on timeouts."""
-        return {
-            "socket_timeout": self._timeout,
-            "socket_connect_timeout": self._timeout,
+    def _pool_options(self) -> tuple[str, dict[str, Any]]:
+        """The URL and the pool's options: bounded timeouts, a blocking pool (a check waits
+        up to ``pool_timeout`` for a busy connection), one immediate retry on a dropped
+        connection (reconnect), none on timeouts. The URL's query overrides the ``[store]``
+        settings; ``ConfigError`` names a query value that is not allowed."""
+        spec = self._spec
+        defaults = {
+            "socket_timeout": spec.timeout,
+            "socket_connect_timeout": spec.timeout,
+            "max_connections": spec.max_connections,
+            "timeout": spec.pool_timeout,
             "retry": Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
         }
+        return pool_options(self._url(), defaults)
 
     def decide(self, agent: Any, call: CallKey) -> Outcome | None:
         """The breakers' verdict on ``call`` for ``agent``, recorded atomically if allowed."""
@@ -193,14 +202,11 @@ class RedisStore:
         loop = asyncio.get_running_loop()
         script = self._async.get(loop)
         if script is None:
-            client = aredis.Redis.from_url(self._url(), **self._async_options())
+            url, options = self._pool_options()
+            options["retry"] = AsyncRetry(NoBackoff(), 1, supported_errors=(RedisConnectionError,))
+            client = aredis.Redis.from_pool(aredis.BlockingConnectionPool.from_url(url, **options))
             script = self._async[loop] = client.register_script(self._source)
         return script
-
-    def _async_options(self) -> dict[str, Any]:
-        options = self._client_options()
-        options["retry"] = AsyncRetry(NoBackoff(), 1, supported_errors=(RedisConnectionError,))
-        return options
 
     def _keys(self, agent: Any) -> list[str]:
         assert self._bound, "RedisStore.bind(spec) first (the guard does it)"
@@ -234,7 +240,10 @@ class RedisStore:
             raise StoreUnavailableError(f"{self.url} did not answer recently; next attempt shortly")
 
     def _failed(self, exc: BaseException) -> StoreUnavailableError:
-        self._retry_at = time.monotonic() + self.retry_interval
+        """Redis could not answer: checks fail at once for ``retry_interval`` seconds, except
+        when only the wait for a free connection ran out (load, not an outage)."""
+        if not _pool_exhausted(exc):
+            self._retry_at = time.monotonic() + self.retry_interval
         return StoreUnavailableError(f"{self.url}: {type(exc).__name__}: {exc}")
 
     def forget(self, agent: Any) -> None:
@@ -265,6 +274,11 @@ class RedisStore:
         if script is not None:
             await script.registered_client.aclose()
         self.close()
+
+
+def _pool_exhausted(exc: BaseException) -> bool:
+    """redis-py's blocking pool waited ``pool_timeout`` without a free connection."""
+    return isinstance(exc, RedisConnectionError) and str(exc) == "No connection available."
 
 
 def _glob_escape(text: str) -> str:
