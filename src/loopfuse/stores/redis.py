@@ -130,7 +130,7 @@ class RedisStore:
         self._retry_at = 0.0
         self._near = self._scripts.near_from_start
         client = self._async_client
-        self._user_async_script = client.register_script(self._source) if client is not None else None
+        self._user_async = self._register(client) if client is not None else None
 
     def _url(self) -> str:
         assert self._raw_url is not None
@@ -144,7 +144,7 @@ class RedisStore:
         spec = self._spec
         defaults = {
             "socket_timeout": spec.timeout,
-            "socket_connect_timeout": spec.timeout,
+            "socket_connect_timeout": spec.connect_timeout,
             "max_connections": spec.max_connections,
             "timeout": spec.pool_timeout,
             "retry": Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
@@ -183,9 +183,10 @@ class RedisStore:
     async def adecide(self, agent: Any, call: CallKey) -> Outcome | None:
         keys = self._keys(agent)
         self._ensure_up()
-        script = self._async_script()
-        if script is None:
+        scripts = self._async_scripts()
+        if scripts is None:
             return await asyncio.to_thread(self.decide, agent, call)
+        script = scripts[0]
         try:
             reply = await script(keys=self._check_keys(keys), args=self._args(call))
             if reply == _NEAR_WANTED:
@@ -195,18 +196,40 @@ class RedisStore:
             raise self._failed(exc) from exc
         return self._outcome(reply)
 
-    def _async_script(self) -> Any:
-        """The script on an asyncio client of the running loop (clients cannot change loops)."""
+    async def arecord_result(self, agent: Any, call: CallKey, result: ToolResult) -> bool:
+        """``record_result`` on the asyncio client (in a thread when the host gave none)."""
+        scripts = self._async_scripts()
+        if scripts is None:
+            return await asyncio.to_thread(self.record_result, agent, call, result)
+        try:
+            keys = self._keys(agent)
+        except ConfigError:
+            return False
+        self._ensure_up()
+        self._near = True
+        try:
+            await scripts[1](keys=keys, args=self._scripts.result_args(call, result))
+        except (RedisError, OSError) as exc:
+            raise self._failed(exc) from exc
+        self._retry_at = 0.0
+        return True
+
+    def _async_scripts(self) -> tuple[Any, Any] | None:
+        """The decide and observe scripts on an asyncio client of the running loop (clients
+        cannot change loops); None when the host passed a sync client only."""
         if self._raw_url is None:
-            return self._user_async_script
+            return self._user_async
         loop = asyncio.get_running_loop()
-        script = self._async.get(loop)
-        if script is None:
+        scripts = self._async.get(loop)
+        if scripts is None:
             url, options = self._pool_options()
             options["retry"] = AsyncRetry(NoBackoff(), 1, supported_errors=(RedisConnectionError,))
             client = aredis.Redis.from_pool(aredis.BlockingConnectionPool.from_url(url, **options))
-            script = self._async[loop] = client.register_script(self._source)
-        return script
+            scripts = self._async[loop] = self._register(client)
+        return scripts
+
+    def _register(self, client: Any) -> tuple[Any, Any]:
+        return client.register_script(self._source), client.register_script(self._scripts.observe)
 
     def _keys(self, agent: Any) -> list[str]:
         assert self._bound, "RedisStore.bind(spec) first (the guard does it)"
@@ -270,9 +293,9 @@ class RedisStore:
 
     async def aclose(self) -> None:
         """``close``, and the asyncio connections this store opened on the running loop."""
-        script = self._async.pop(asyncio.get_running_loop(), None) if self._bound else None
-        if script is not None:
-            await script.registered_client.aclose()
+        scripts = self._async.pop(asyncio.get_running_loop(), None) if self._bound else None
+        if scripts is not None:
+            await scripts[0].registered_client.aclose()
         self.close()
 
 

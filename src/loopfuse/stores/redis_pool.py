@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode
 
 from ..checks import redacted
 from ..errors import ConfigError
@@ -29,16 +29,16 @@ URL_KEYS: dict[str, tuple[str, Callable[[str], Any], str]] = {
 def pool_options(url: str, defaults: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """``url`` without the pool keys, and ``defaults`` overridden by those keys' values;
     ``ConfigError`` names a key whose value is not allowed."""
-    parts = urlsplit(url)
+    base, _, query = url.partition("?")
     options = dict(defaults)
     kept = []
-    for key, raw in parse_qsl(parts.query, keep_blank_values=True):
+    for key, raw in parse_qsl(query, keep_blank_values=True):
         if key in URL_KEYS:
             name, value = URL_KEYS[key][0], _parsed(url, key, raw)
             options[name] = value
         else:
             kept.append((key, raw))
-    return urlunsplit(parts._replace(query=urlencode(kept))), options
+    return (base + "?" + urlencode(kept) if kept else base), options
 
 
 def _parsed(url: str, key: str, raw: str) -> Any:
