@@ -98,6 +98,21 @@ def test_the_store_section_sets_the_pool_size(own_redis: RedisServer) -> None:
     guard.close()
 
 
+async def test_a_pool_wait_that_runs_out_fails_only_that_check(own_redis: RedisServer) -> None:
+    url = own_redis.url + "?max_connections=1&pool_timeout=0.2"
+    guard = guard_for(url, "deny", timeout=2)
+    assert (await guard.acheck("read", ARGS, "a")).allowed
+    own_redis.pause()
+    holder = asyncio.create_task(guard.acheck("read", ARGS, "a"))  # holds the only connection
+    await asyncio.sleep(0.02)
+    assert (await guard.acheck("read", ARGS, "b")).kind == "store"  # waited 0.2 s in vain
+    after = asyncio.create_task(guard.acheck("read", ARGS, "c"))  # not an outage: it waits too
+    await asyncio.sleep(0.02)
+    own_redis.resume()
+    assert (await holder).allowed and (await after).allowed
+    await guard.aclose()
+
+
 @pytest.mark.parametrize("policy", ["allow", "deny"])
 async def test_a_stopped_redis_is_still_an_outage(own_redis: RedisServer, policy: str) -> None:
     guard = guard_for(own_redis.url, policy)

@@ -22,7 +22,7 @@ try:
     from redis.asyncio.retry import Retry as AsyncRetry
     from redis.backoff import NoBackoff
     from redis.exceptions import ConnectionError as RedisConnectionError
-    from redis.exceptions import RedisError
+    from redis.exceptions import MaxConnectionsError, RedisError
     from redis.retry import Retry
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("the Redis store needs redis-py: pip install 'loopfuse[redis]'") from exc
@@ -300,7 +300,10 @@ class RedisStore:
 
 
 def _pool_exhausted(exc: BaseException) -> bool:
-    """redis-py's blocking pool waited ``pool_timeout`` without a free connection."""
+    """Every connection was busy: the blocking pool waited ``pool_timeout`` in vain, or a
+    host's client has a pool that does not wait."""
+    if isinstance(exc, MaxConnectionsError):
+        return True
     return isinstance(exc, RedisConnectionError) and str(exc) == "No connection available."
 
 
