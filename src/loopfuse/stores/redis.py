@@ -96,13 +96,15 @@ class RedisStore:
     @classmethod
     def from_url(cls, url: str, **kwargs: Any) -> RedisStore:
         """A store that connects to ``url`` (``redis://``, ``rediss://``, ``unix://``) itself,
-        with the guard's ``[store] timeout`` on every socket operation."""
+        with the guard's ``[store]`` timeouts and pool; the URL's query (``max_connections``,
+        ``pool_timeout``, ``socket_timeout``, ``socket_connect_timeout``) overrides them."""
         return cls(url=url, **kwargs)
 
     @classmethod
     def from_client(cls, client: Any, async_client: Any = None, **kwargs: Any) -> RedisStore:
-        """A store over a ``redis.Redis`` the host already has (its timeouts apply); ``acheck``
-        uses ``async_client`` when given, else runs the sync client in a thread."""
+        """A store over a ``redis.Redis`` the host already has (its timeouts and pool apply:
+        give it a ``BlockingConnectionPool`` for many concurrent callers); ``acheck`` uses
+        ``async_client`` when given, else runs the sync client in a thread."""
         return cls(client=client, async_client=async_client, **kwargs)
 
     def bind(self, spec: StoreSpec) -> RedisStore:
