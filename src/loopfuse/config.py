@@ -146,7 +146,9 @@ class StoreConfig:
     """Section ``store``: where agent state lives and what happens when that store fails.
 
     ``idle_expiry`` (seconds) defaults to ``[guard] agent_idle_seconds``; ``timeout``
-    bounds every round trip to a remote store.
+    bounds every round trip to a remote store, ``connect_timeout`` every new connection.
+    A Redis store keeps up to ``max_connections`` connections per process; a check finding
+    them all busy waits up to ``pool_timeout`` seconds for one (load is not an outage).
     """
 
     url: str = "memory://"
@@ -154,6 +156,9 @@ class StoreConfig:
     prefix: str = "loopfuse:"
     idle_expiry: float | None = None
     timeout: float = 0.25
+    connect_timeout: float = 1.0
+    max_connections: int = 20
+    pool_timeout: float = 1.0
 
     def __post_init__(self) -> None:
         s = "store"
@@ -164,6 +169,9 @@ class StoreConfig:
         if self.idle_expiry is not None:
             object.__setattr__(self, "idle_expiry", check_number(s, "idle_expiry", self.idle_expiry, 0.001))
         object.__setattr__(self, "timeout", check_number(s, "timeout", self.timeout, 0.001))
+        check_int(s, "max_connections", self.max_connections, 1)
+        for key in ("connect_timeout", "pool_timeout"):
+            object.__setattr__(self, key, check_number(s, key, getattr(self, key), 0.001))
 
 
 @dataclass(frozen=True)

@@ -143,20 +143,55 @@ class Guard:
         returning a new result as progress. Only a digest of the result is kept, never
         the result. Never raises: a result that cannot be judged is ignored (fail open).
         """
+        prepared = self._prepared_result(tool, args, result, agent, ok, error)
+        if prepared is None:
+            return
+        try:
+            self._observed(tool, agent, self._store.record_result(agent, *prepared))
+        except StoreUnavailableError as exc:
+            self._result_lost(tool, agent, exc)
+
+    async def arecord_result(
+        self,
+        tool: str,
+        args: Any = None,
+        result: Any = None,
+        agent: Any = "default",
+        *,
+        ok: bool | None = None,
+        error: Any = None,
+    ) -> None:
+        """``record_result`` for async hosts: on Redis the round trip runs on the asyncio
+        client, so the event loop is never blocked. Never raises."""
+        prepared = self._prepared_result(tool, args, result, agent, ok, error)
+        if prepared is None:
+            return
+        try:
+            self._observed(tool, agent, await self._store.arecord_result(agent, *prepared))
+        except StoreUnavailableError as exc:
+            self._result_lost(tool, agent, exc)
+
+    def _prepared_result(
+        self, tool: str, args: Any, result: Any, agent: Any, ok: bool | None, error: Any
+    ) -> tuple[CallKey, ToolResult] | None:
+        """The call a result belongs to and the result's digests; None when there is nothing
+        to record (an unguarded call) or the result cannot be read (counted as fail-open)."""
         if error is not None:
             result, ok = error, False
         if isinstance(result, BaseException):
             result, ok = _error_text(result), False if ok is None else ok
         call = self._checked_key(tool, args) or self._call_key(tool, args, agent, count=False)
-        observe = getattr(self._store, "record_result", None)
-        if call is None or observe is None:
-            return
+        if call is None:
+            return None
         outcome = _tool_result(result, ok)
-        try:
-            if outcome is None or observe(agent, call, outcome) is False:
-                self._fail_open("result", tool, agent, checked=False)
-        except StoreUnavailableError as exc:
-            self._result_lost(tool, agent, exc)
+        if outcome is None:
+            self._fail_open("result", tool, agent, checked=False)
+            return None
+        return call, outcome
+
+    def _observed(self, tool: str, agent: Any, kept: bool) -> None:
+        if kept is False:  # the agent cannot be keyed
+            self._fail_open("result", tool, agent, checked=False)
 
     @contextlib.contextmanager
     def paused(self, agent: Any = "default") -> Iterator[None]:
@@ -275,11 +310,7 @@ class Guard:
 
     async def aclose(self) -> None:
         """``close`` from async code: also closes the asyncio connections ``acheck`` opened."""
-        aclose = getattr(self._store, "aclose", None)
-        if aclose is not None:
-            await aclose()
-        else:
-            self._store.close()
+        await self._store.aclose()
 
     def stats(self) -> dict[str, Any]:
         """Counters: checks, allowed, skipped, denials by kind, fail-open events, agents."""
@@ -481,5 +512,8 @@ def _store_spec(config: GuardConfig, breakers: tuple[Breaker, ...], clock: Calla
         idle_seconds=store.idle_expiry or settings.agent_idle_seconds,
         prefix=store.prefix,
         timeout=store.timeout,
+        connect_timeout=store.connect_timeout,
+        max_connections=store.max_connections,
+        pool_timeout=store.pool_timeout,
         clock=clock,
     )

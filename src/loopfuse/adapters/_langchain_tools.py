@@ -71,9 +71,9 @@ class LoopfuseMiddleware(AgentMiddleware):
         try:
             result = await handler(request)
         except Exception as exc:
-            self.guard.record_result(tool, args, exc, agent, ok=False)
+            await self.guard.arecord_result(tool, args, exc, agent, ok=False)
             raise
-        self._record(tool, args, agent, result)
+        await self.guard.arecord_result(tool, args, _content(result), agent, ok=_ok(result))
         return result
 
     def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -99,10 +99,7 @@ class LoopfuseMiddleware(AgentMiddleware):
             self.guard.forget(scope)
 
     def _record(self, tool: str, args: Any, agent: str, result: ToolResult) -> None:
-        if isinstance(result, ToolMessage):
-            self.guard.record_result(tool, args, result.content, agent, ok=result.status != "error")
-        else:
-            self.guard.record_result(tool, args, None, agent)
+        self.guard.record_result(tool, args, _content(result), agent, ok=_ok(result))
 
     def _refusal(self, request: ToolCallRequest, decision: Decision, agent: str) -> ToolMessage:
         artifact = None
@@ -178,6 +175,15 @@ def _run_of(runtime: Any, state: Any) -> str:
     messages = state.get("messages") if isinstance(state, dict) else getattr(state, "messages", None)
     first_id = getattr(messages[0], "id", None) if messages else None
     return f"run:{first_id}" if first_id else "run"
+
+
+def _content(result: ToolResult) -> Any:
+    """What the guard learns of a tool's answer: a ToolMessage's content, else nothing."""
+    return result.content if isinstance(result, ToolMessage) else None
+
+
+def _ok(result: ToolResult) -> bool | None:
+    return result.status != "error" if isinstance(result, ToolMessage) else None
 
 
 def _end_if_stopped(messages: Any) -> dict[str, Any] | None:

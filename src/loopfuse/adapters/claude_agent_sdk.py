@@ -80,7 +80,7 @@ def _post_tool_use(guard: Guard, share_subagents: bool, ok: bool) -> Hook:
         tool = str(hook_input.get("tool_name", ""))
         result = hook_input.get("tool_response") if ok else hook_input.get("error")
         agent = scope_of(hook_input, share_subagents)
-        guard.record_result(tool, hook_input.get("tool_input"), result, agent, ok=ok)
+        await guard.arecord_result(tool, hook_input.get("tool_input"), result, agent, ok=ok)
         return {}
 
     return loopfuse_post_tool_use

@@ -58,13 +58,13 @@ class _Gate:
             return self._stop(decision, agent, tool_context)
         return {"error": decision.message}
 
-    def after(self, tool: Any, args: dict[str, Any], tool_context: Any, result: Any, ok: bool) -> None:
+    async def after(self, tool: Any, args: dict[str, Any], tool_context: Any, result: Any, ok: bool) -> None:
         call_id = _call_id(tool_context)
         if call_id in self._denied:
             self._denied.discard(call_id)
             return
         agent = scope_of(tool_context, self.share_subagents)
-        self.guard.record_result(tool.name, args, result, agent, ok=ok and not _is_error(result))
+        await self.guard.arecord_result(tool.name, args, result, agent, ok=ok and not _is_error(result))
 
     def _stop(self, decision: Decision, agent: str, tool_context: Any) -> dict[str, Any]:
         tool_context.get_invocation_context().end_invocation = True
@@ -88,13 +88,13 @@ class LoopfusePlugin(BasePlugin):
     async def after_tool_callback(
         self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any, result: dict[str, Any]
     ) -> dict[str, Any] | None:
-        self._gate.after(tool, tool_args, tool_context, result, ok=True)
+        await self._gate.after(tool, tool_args, tool_context, result, ok=True)
         return None
 
     async def on_tool_error_callback(
         self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any, error: Exception
     ) -> dict[str, Any] | None:
-        self._gate.after(tool, tool_args, tool_context, type(error).__name__, ok=False)
+        await self._gate.after(tool, tool_args, tool_context, type(error).__name__, ok=False)
         return None
 
 
@@ -117,7 +117,7 @@ def loopfuse_callbacks(guard: Guard, *, share_subagents: bool = False) -> ToolCa
     async def loopfuse_after_tool(
         tool: Any, args: dict[str, Any], tool_context: Any, tool_response: Any
     ) -> dict[str, Any] | None:
-        gate.after(tool, args, tool_context, tool_response, ok=True)
+        await gate.after(tool, args, tool_context, tool_response, ok=True)
         return None
 
     return ToolCallbacks(loopfuse_before_tool, loopfuse_after_tool)

@@ -32,7 +32,7 @@ PROCESS_SCOPE = "mcp:process"
 class LoopfuseMiddleware(Middleware):
     """Checks every ``tools/call`` with ``guard`` before the tool runs.
 
-    After a call ran, ``guard.record_result`` learns its result (``ok`` is false for
+    After a call ran, ``guard.arecord_result`` learns its result (``ok`` is false for
     an error result or a raised error). Once the guard escalates, the denial text is
     the ``LoopAbortedError`` text: a server cannot stop its client's run, so it keeps
     refusing and says the agent is stuck.
@@ -55,14 +55,14 @@ class LoopfuseMiddleware(Middleware):
         try:
             result = await call_next(context)
         except Exception:
-            self._record(tool, args, None, agent, ok=False)
+            await self._record(tool, args, None, agent, ok=False)
             raise
-        self._record(tool, args, result.content, agent, ok=not result.is_error)
+        await self._record(tool, args, result.content, agent, ok=not result.is_error)
         return result
 
-    def _record(self, tool: str, args: Any, result: Any, agent: str, *, ok: bool) -> None:
+    async def _record(self, tool: str, args: Any, result: Any, agent: str, *, ok: bool) -> None:
         try:
-            self.guard.record_result(tool, args, result, agent, ok=ok)
+            await self.guard.arecord_result(tool, args, result, agent, ok=ok)
         except Exception:
             logger.exception("loopfuse: record_result failed for %s", tool)
 

@@ -100,9 +100,9 @@ def _input_guardrail(guard: Guard, scopes: ScopeTable) -> LoopfuseInputGuardrail
 
 
 def _output_guardrail(guard: Guard, scopes: ScopeTable) -> LoopfuseOutputGuardrail:
-    def loopfuse_record(data: ToolOutputGuardrailData) -> ToolGuardrailFunctionOutput:
+    async def loopfuse_record(data: ToolOutputGuardrailData) -> ToolGuardrailFunctionOutput:
         tool, args, scope = _call_of(data, scopes)
-        guard.record_result(tool, args, data.output, scope)
+        await guard.arecord_result(tool, args, data.output, scope)
         return ToolGuardrailFunctionOutput.allow()
 
     return LoopfuseOutputGuardrail(guardrail_function=loopfuse_record, name="loopfuse")

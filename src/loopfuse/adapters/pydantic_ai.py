@@ -68,7 +68,7 @@ class LoopfuseCapability(AbstractCapability[Any]):
         args: dict[str, Any],
         result: Any,
     ) -> Any:
-        self.guard.record_result(call.tool_name, args, result, _scope(ctx), ok=True)
+        await self.guard.arecord_result(call.tool_name, args, result, _scope(ctx), ok=True)
         return result
 
     async def on_tool_execute_error(
@@ -80,7 +80,7 @@ class LoopfuseCapability(AbstractCapability[Any]):
         args: dict[str, Any],
         error: Exception,
     ) -> Any:
-        self.guard.record_result(call.tool_name, args, error, _scope(ctx), ok=False)
+        await self.guard.arecord_result(call.tool_name, args, error, _scope(ctx), ok=False)
         raise error
 
 

@@ -4,10 +4,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
+from ..calls import CallKey
 from ..checks import STORE_SCHEMES, redacted
 from ..errors import ConfigError
+from ..state import ToolResult
 from .base import ALLOWED, Outcome, Store, StoreSpec, StoreUnavailableError
 from .memory import MemoryStore
 
@@ -24,11 +26,44 @@ def open_store(target: str | Any, spec: StoreSpec) -> Store:
         store: Store = bind(spec)
         return store
     if callable(getattr(target, "decide", None)):
-        return target  # type: ignore[no-any-return]
+        return _complete(target)
     raise ConfigError(
         f"store = {type(target).__name__} object is not allowed: expected a URL "
         f"({', '.join(STORE_SCHEMES)}) or a store object such as RedisStore.from_client(client)"
     )
+
+
+_LATER_METHODS = ("record_result", "arecord_result", "aclose")
+
+
+def _complete(store: Any) -> Store:
+    """``store`` itself, or, for a store written before the protocol had ``record_result``,
+    ``arecord_result`` and ``aclose``, a view that supplies them (results are ignored)."""
+    if all(callable(getattr(store, name, None)) for name in _LATER_METHODS):
+        return store  # type: ignore[no-any-return]
+    return cast(Store, _Completed(store))
+
+
+class _Completed:
+    """A store without the later methods, completed: results ignored, ``aclose`` is ``close``."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self.url: str = store.url
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def record_result(self, agent: Any, call: CallKey, result: ToolResult) -> bool:
+        observe = getattr(self._store, "record_result", None)
+        return observe is None or observe(agent, call, result) is not False
+
+    async def arecord_result(self, agent: Any, call: CallKey, result: ToolResult) -> bool:
+        return self.record_result(agent, call, result)
+
+    async def aclose(self) -> None:
+        aclose = getattr(self._store, "aclose", None)
+        await aclose() if aclose is not None else self._store.close()
 
 
 def _from_url(url: str, spec: StoreSpec) -> Store:

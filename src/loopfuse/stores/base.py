@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..calls import CallKey
 from ..decision import Denial
+from ..state import ToolResult
 
 if TYPE_CHECKING:
     from ..breakers import Breaker
@@ -35,6 +36,9 @@ class StoreSpec:
     idle_seconds: float = 86_400.0
     prefix: str = "loopfuse:"
     timeout: float = 0.25
+    connect_timeout: float = 1.0
+    max_connections: int = 20
+    pool_timeout: float = 1.0
     clock: Callable[[], float] = field(default=time.monotonic)
 
 
@@ -61,7 +65,10 @@ class Store(Protocol):
     """Keeps agent state and evaluates every breaker for one call atomically.
 
     ``decide`` records the call only if every breaker allows it; it returns None when
-    the agent identity cannot be keyed (the guard then fails open).
+    the agent identity cannot be keyed (the guard then fails open). ``record_result``
+    lets the breakers observe what an allowed call returned; False when the agent cannot
+    be keyed. Any method may raise ``StoreUnavailableError``; the async ones never block
+    the event loop on the network.
     """
 
     url: str
@@ -76,8 +83,14 @@ class Store(Protocol):
 
     async def anote_invalid(self, agent: Any) -> int | None: ...
 
+    def record_result(self, agent: Any, call: CallKey, result: ToolResult) -> bool: ...
+
+    async def arecord_result(self, agent: Any, call: CallKey, result: ToolResult) -> bool: ...
+
     def forget(self, agent: Any) -> None: ...
 
     def agent_count(self) -> int: ...
 
     def close(self) -> None: ...
+
+    async def aclose(self) -> None: ...

@@ -206,6 +206,9 @@ class MemoryStore:
     async def anote_invalid(self, agent: Any) -> int | None:
         return self.note_invalid(agent)
 
+    async def arecord_result(self, agent: Any, call: CallKey, result: ToolResult) -> bool:
+        return self.record_result(agent, call, result)
+
     def _denied(self, state: AgentState, denial: Denial) -> Outcome:
         state.denials_in_row += 1
         first = denial.kind not in state.reported
@@ -223,4 +226,7 @@ class MemoryStore:
             return len(self._agents)
 
     def close(self) -> None:
+        """Nothing to release in process."""
+
+    async def aclose(self) -> None:
         """Nothing to release in process."""

@@ -22,7 +22,7 @@ try:
     from redis.asyncio.retry import Retry as AsyncRetry
     from redis.backoff import NoBackoff
     from redis.exceptions import ConnectionError as RedisConnectionError
-    from redis.exceptions import RedisError
+    from redis.exceptions import MaxConnectionsError, RedisError
     from redis.retry import Retry
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("the Redis store needs redis-py: pip install 'loopfuse[redis]'") from exc
@@ -33,6 +33,7 @@ from ..decision import Denial, Kind
 from ..errors import ConfigError
 from ..state import ToolResult
 from .base import ALLOWED, Outcome, StoreSpec, StoreUnavailableError
+from .redis_pool import pool_options
 from .redis_scripts import INVALID_SCRIPT, SUPPORTED_KINDS, ScriptSet, supported_breakers
 
 __all__ = ["SUPPORTED_KINDS", "RedisStore", "agent_id", "redacted"]
@@ -95,13 +96,15 @@ class RedisStore:
     @classmethod
     def from_url(cls, url: str, **kwargs: Any) -> RedisStore:
         """A store that connects to ``url`` (``redis://``, ``rediss://``, ``unix://``) itself,
-        with the guard's ``[store] timeout`` on every socket operation."""
+        with the guard's ``[store]`` timeouts and pool; the URL's query (``max_connections``,
+        ``pool_timeout``, ``socket_timeout``, ``socket_connect_timeout``) overrides them."""
         return cls(url=url, **kwargs)
 
     @classmethod
     def from_client(cls, client: Any, async_client: Any = None, **kwargs: Any) -> RedisStore:
-        """A store over a ``redis.Redis`` the host already has (its timeouts apply); ``acheck``
-        uses ``async_client`` when given, else runs the sync client in a thread."""
+        """A store over a ``redis.Redis`` the host already has (its timeouts and pool apply:
+        give it a ``BlockingConnectionPool`` for many concurrent callers); ``acheck`` uses
+        ``async_client`` when given, else runs the sync client in a thread."""
         return cls(client=client, async_client=async_client, **kwargs)
 
     def bind(self, spec: StoreSpec) -> RedisStore:
@@ -115,14 +118,15 @@ class RedisStore:
     def _bind(self, spec: StoreSpec, breakers: tuple[Any, ...]) -> None:
         self._bound = True
         self._abort_after = spec.abort_after
-        self._timeout = spec.timeout
+        self._spec = spec
         self._key_prefix = self._prefix if self._prefix is not None else spec.prefix
         expiry = self._idle_expiry if self._idle_expiry is not None else spec.idle_seconds
         self._ttl_ms = max(1, round(expiry * 1000))
         self._scripts = ScriptSet(breakers, spec.window, self._ttl_ms)
         self._source = self._scripts.decide
         if self._client is None:
-            self._client = redis.Redis.from_url(self._url(), **self._client_options())
+            url, options = self._pool_options()
+            self._client = redis.Redis.from_pool(redis.BlockingConnectionPool.from_url(url, **options))
         self._script = self._client.register_script(self._source)
         self._observe = self._client.register_script(self._scripts.observe)
         self._invalid = self._client.register_script(INVALID_SCRIPT)
@@ -130,19 +134,26 @@ class RedisStore:
         self._retry_at = 0.0
         self._near = self._scripts.near_from_start
         client = self._async_client
-        self._user_async_script = client.register_script(self._source) if client is not None else None
+        self._user_async = self._register(client) if client is not None else None
 
     def _url(self) -> str:
         assert self._raw_url is not None
         return self._raw_url
 
-    def _client_options(self) -> dict[str, Any]:
-        """Bounded timeouts; one immediate retry on a dropped connection (reconnect), none on timeouts."""
-        return {
-            "socket_timeout": self._timeout,
-            "socket_connect_timeout": self._timeout,
+    def _pool_options(self) -> tuple[str, dict[str, Any]]:
+        """The URL and the pool's options: bounded timeouts, a blocking pool (a check waits
+        up to ``pool_timeout`` for a busy connection), one immediate retry on a dropped
+        connection (reconnect), none on timeouts. The URL's query overrides the ``[store]``
+        settings; ``ConfigError`` names a query value that is not allowed."""
+        spec = self._spec
+        defaults = {
+            "socket_timeout": spec.timeout,
+            "socket_connect_timeout": spec.connect_timeout,
+            "max_connections": spec.max_connections,
+            "timeout": spec.pool_timeout,
             "retry": Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
         }
+        return pool_options(self._url(), defaults)
 
     def decide(self, agent: Any, call: CallKey) -> Outcome | None:
         """The breakers' verdict on ``call`` for ``agent``, recorded atomically if allowed."""
@@ -195,9 +206,10 @@ class RedisStore:
     async def adecide(self, agent: Any, call: CallKey) -> Outcome | None:
         keys = self._keys(agent)
         self._ensure_up()
-        script = self._async_script()
-        if script is None:
+        scripts = self._async_scripts()
+        if scripts is None:
             return await asyncio.to_thread(self.decide, agent, call)
+        script = scripts[0]
         try:
             reply = await script(keys=self._check_keys(keys), args=self._args(call))
             if reply == _NEAR_WANTED:
@@ -207,21 +219,40 @@ class RedisStore:
             raise self._failed(exc) from exc
         return self._outcome(reply, call.tool)
 
-    def _async_script(self) -> Any:
-        """The script on an asyncio client of the running loop (clients cannot change loops)."""
-        if self._raw_url is None:
-            return self._user_async_script
-        loop = asyncio.get_running_loop()
-        script = self._async.get(loop)
-        if script is None:
-            client = aredis.Redis.from_url(self._url(), **self._async_options())
-            script = self._async[loop] = client.register_script(self._source)
-        return script
+    async def arecord_result(self, agent: Any, call: CallKey, result: ToolResult) -> bool:
+        """``record_result`` on the asyncio client (in a thread when the host gave none)."""
+        scripts = self._async_scripts()
+        if scripts is None:
+            return await asyncio.to_thread(self.record_result, agent, call, result)
+        try:
+            keys = self._keys(agent)
+        except ConfigError:
+            return False
+        self._ensure_up()
+        self._near = True
+        try:
+            await scripts[1](keys=keys, args=self._scripts.result_args(call, result))
+        except (RedisError, OSError) as exc:
+            raise self._failed(exc) from exc
+        self._retry_at = 0.0
+        return True
 
-    def _async_options(self) -> dict[str, Any]:
-        options = self._client_options()
-        options["retry"] = AsyncRetry(NoBackoff(), 1, supported_errors=(RedisConnectionError,))
-        return options
+    def _async_scripts(self) -> tuple[Any, Any] | None:
+        """The decide and observe scripts on an asyncio client of the running loop (clients
+        cannot change loops); None when the host passed a sync client only."""
+        if self._raw_url is None:
+            return self._user_async
+        loop = asyncio.get_running_loop()
+        scripts = self._async.get(loop)
+        if scripts is None:
+            url, options = self._pool_options()
+            options["retry"] = AsyncRetry(NoBackoff(), 1, supported_errors=(RedisConnectionError,))
+            client = aredis.Redis.from_pool(aredis.BlockingConnectionPool.from_url(url, **options))
+            scripts = self._async[loop] = self._register(client)
+        return scripts
+
+    def _register(self, client: Any) -> tuple[Any, Any]:
+        return client.register_script(self._source), client.register_script(self._scripts.observe)
 
     def _keys(self, agent: Any) -> list[str]:
         assert self._bound, "RedisStore.bind(spec) first (the guard does it)"
@@ -255,7 +286,10 @@ class RedisStore:
             raise StoreUnavailableError(f"{self.url} did not answer recently; next attempt shortly")
 
     def _failed(self, exc: BaseException) -> StoreUnavailableError:
-        self._retry_at = time.monotonic() + self.retry_interval
+        """Redis could not answer: checks fail at once for ``retry_interval`` seconds, except
+        when only the wait for a free connection ran out (load, not an outage)."""
+        if not _pool_exhausted(exc):
+            self._retry_at = time.monotonic() + self.retry_interval
         return StoreUnavailableError(f"{self.url}: {type(exc).__name__}: {exc}")
 
     def forget(self, agent: Any) -> None:
@@ -282,14 +316,22 @@ class RedisStore:
 
     async def aclose(self) -> None:
         """``close``, and the asyncio connections this store opened on the running loop."""
-        script = self._async.pop(asyncio.get_running_loop(), None) if self._bound else None
-        if script is not None:
-            await script.registered_client.aclose()
+        scripts = self._async.pop(asyncio.get_running_loop(), None) if self._bound else None
+        if scripts is not None:
+            await scripts[0].registered_client.aclose()
         self.close()
 
 
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _pool_exhausted(exc: BaseException) -> bool:
+    """Every connection was busy: the blocking pool waited ``pool_timeout`` in vain, or a
+    host's client has a pool that does not wait."""
+    if isinstance(exc, MaxConnectionsError):
+        return True
+    return isinstance(exc, RedisConnectionError) and str(exc) == "No connection available."
 
 
 def _glob_escape(text: str) -> str:
