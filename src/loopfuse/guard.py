@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar, overload
 
+from .agents import AgentIdentityError, agent_label
 from .breakers import Breaker
 from .breakers.build import build_breakers
 from .calls import CallKey
@@ -21,7 +22,6 @@ from .state import ToolResult
 from .stats import GuardStats
 from .stores import open_store
 from .stores.base import Outcome, Store, StoreSpec, StoreUnavailableError
-from .stores.memory import agent_label
 from .volatile import ERROR_MASKS, result_digest
 from .wrapping import guarded
 
@@ -72,6 +72,7 @@ class Guard:
         policy = on_store_error or self.config.store.on_store_error
         self._on_store_error = check_store_policy("store", "on_store_error", policy)
         self._store_down = False
+        self._warned_error = False
 
     @classmethod
     def from_config(cls, mapping: Mapping[str, Any], **kwargs: Any) -> Guard:
@@ -90,26 +91,38 @@ class Guard:
         return cls.from_file(found, **kwargs) if found is not None else cls(**kwargs)
 
     def check(self, tool: str, args: Any = None, agent: Any = "default") -> Decision:
-        """Whether ``agent`` may call ``tool`` with ``args`` now; records the call if so."""
-        call = self._call_key(tool, args, agent)
-        if call is None:
-            return self._allowed(tool)
+        """Whether ``agent`` may call ``tool`` with ``args`` now; records the call if so.
+
+        Never raises on the caller's objects: what cannot be judged is allowed (fail open)."""
         try:
-            outcome = self._store.decide(agent, call)
-        except StoreUnavailableError as exc:
-            return self._store_failed(tool, agent, exc)
-        return self._decision(call, args, agent, self._store_answered(outcome))
+            call = self._call_key(tool, args, agent)
+            if call is None:
+                return self._allowed(tool)
+            try:
+                outcome = self._store.decide(agent, call)
+            except StoreUnavailableError as exc:
+                return self._store_failed(call.tool, agent, exc)
+            except AgentIdentityError:
+                outcome = None
+            return self._decision(call, args, agent, self._store_answered(outcome))
+        except Exception as exc:  # a caller's object raised where nothing else caught it
+            return self._unexpected(exc, tool, agent)
 
     async def acheck(self, tool: str, args: Any = None, agent: Any = "default") -> Decision:
         """``check`` for async hosts."""
-        call = self._call_key(tool, args, agent)
-        if call is None:
-            return self._allowed(tool)
         try:
-            outcome = await self._store.adecide(agent, call)
-        except StoreUnavailableError as exc:
-            return self._store_failed(tool, agent, exc)
-        return self._decision(call, args, agent, self._store_answered(outcome))
+            call = self._call_key(tool, args, agent)
+            if call is None:
+                return self._allowed(tool)
+            try:
+                outcome = await self._store.adecide(agent, call)
+            except StoreUnavailableError as exc:
+                return self._store_failed(call.tool, agent, exc)
+            except AgentIdentityError:
+                outcome = None
+            return self._decision(call, args, agent, self._store_answered(outcome))
+        except Exception as exc:  # a caller's object raised where nothing else caught it
+            return self._unexpected(exc, tool, agent)
 
     def record_result(
         self,
@@ -131,7 +144,13 @@ class Guard:
         """
         if error is not None:
             result, ok = error, False
-        if isinstance(result, BaseException):
+        try:
+            self._record(tool, args, result, agent, ok)
+        except Exception as exc:  # a caller's object raised where nothing else caught it
+            self._unexpected(exc, tool, agent, checked=False)
+
+    def _record(self, tool: Any, args: Any, result: Any, agent: Any, ok: bool | None) -> None:
+        if _is_exception(result):
             result, ok = _error_text(result), False if ok is None else ok
         call = self._checked_key(tool, args) or self._call_key(tool, args, agent, count=False)
         observe = getattr(self._store, "record_result", None)
@@ -140,9 +159,9 @@ class Guard:
         outcome = _tool_result(result, ok)
         try:
             if outcome is None or observe(agent, call, outcome) is False:
-                self._fail_open("result", tool, agent, checked=False)
+                self._fail_open("result", call.tool, agent, checked=False)
         except StoreUnavailableError as exc:
-            self._result_lost(tool, agent, exc)
+            self._result_lost(call.tool, agent, exc)
 
     @overload
     def wrap(self, fn: F, *, tool: str | None = None, agent: Any = "default") -> F: ...
@@ -189,8 +208,13 @@ class Guard:
         out["agents"] = self._store.agent_count()
         return out
 
-    def _call_key(self, tool: str, args: Any, agent: Any, *, count: bool = True) -> CallKey | None:
+    def _call_key(self, tool: Any, args: Any, agent: Any, *, count: bool = True) -> CallKey | None:
         """The call's key, or None when the call is not guarded or cannot be judged."""
+        if type(tool) is not str:
+            tool = _tool_name(tool)
+            if tool is None:
+                self._fail_open("tool_name", _BAD_TOOL, agent, checked=count)
+                return None
         if not self._is_guarded(tool):
             if count:
                 self._stats.skipped()
@@ -210,18 +234,20 @@ class Guard:
             if len(awaiting) > _AWAITING:
                 del awaiting[next(iter(awaiting))]
 
-    def _checked_key(self, tool: str, args: Any) -> CallKey | None:
+    def _checked_key(self, tool: Any, args: Any) -> CallKey | None:
         awaiting = self._awaiting
         if awaiting is None:
             self._awaiting = {}
             return None
         entry = awaiting.pop(id(args), None)
-        if entry is None or entry[0] is not args or entry[1] != tool:
+        if entry is None or entry[0] is not args or type(tool) is not str or entry[1] != tool:
             return None
         return entry[2]
 
-    def _allowed(self, tool: str) -> Decision:
+    def _allowed(self, tool: Any) -> Decision:
         """The (immutable, shared) allowing decision for ``tool``."""
+        if type(tool) is not str:
+            tool = _tool_name(tool) or _BAD_TOOL
         decision = self._allow_cache.get(tool)
         if decision is None:
             decision = Decision(True, tool)
@@ -320,6 +346,16 @@ class Guard:
         if not self._incidents.append(record):
             self._fail_open("incident_log", tool, agent, checked=False)
 
+    def _unexpected(self, exc: Exception, tool: Any, agent: Any, *, checked: bool = True) -> Decision:
+        """Fail open on an exception nothing else caught (logged once, by type only: its
+        text may hold argument values)."""
+        if not self._warned_error:
+            self._warned_error = True
+            logger.warning("loopfuse: a call could not be judged (%s); allowing", type(exc).__name__)
+        name = _tool_name(tool) or _BAD_TOOL
+        self._fail_open("error", name, agent, checked=checked)
+        return self._allowed(name)
+
     def _fail_open(self, reason: str, tool: str, agent: Any, *, checked: bool = True) -> None:
         self._stats.fail_open(reason, checked)
         self._notify("on_fail_open", reason, tool, agent)
@@ -333,6 +369,22 @@ class Guard:
 
 
 _ERROR_MASKS = frozenset(ERROR_MASKS)
+_BAD_TOOL = "<invalid tool name>"
+
+
+def _tool_name(tool: Any) -> str | None:
+    """``tool`` as a plain ``str`` (a subclass's own methods never run); None if not a string."""
+    try:
+        return str.__str__(tool) if isinstance(tool, str) else None
+    except Exception:
+        return None
+
+
+def _is_exception(value: Any) -> bool:
+    try:
+        return isinstance(value, BaseException)
+    except Exception:
+        return False
 
 
 def _error_text(error: Any) -> Any:
@@ -351,9 +403,9 @@ def _tool_result(result: Any, ok: bool | None) -> ToolResult | None:
     try:
         digest = result_digest(result)
         error = result_digest(result, _ERROR_MASKS) if ok is False else 0
-    except (TypeError, ValueError, RecursionError):
+        return ToolResult(digest, ok if type(ok) is bool else None, error)
+    except Exception:  # unserializable, or the caller's objects raise while read
         return None
-    return ToolResult(digest, ok if isinstance(ok, bool) else None, error)
 
 
 def _store_spec(config: GuardConfig, breakers: tuple[Breaker, ...], clock: Callable[[], float]) -> StoreSpec:
