@@ -181,7 +181,8 @@ class Guard:
         """
         if fn is None:
             return lambda f: self.wrap(f, tool=tool, agent=agent)
-        return guarded(fn, self, tool or fn.__name__, agent)
+        unnamed = tool is None or (type(tool) is str and not tool)  # never the tool's own __eq__
+        return guarded(fn, self, fn.__name__ if unnamed or tool is None else tool, agent)
 
     def forget(self, agent: Any) -> None:
         """Drop everything the guard keeps for ``agent``."""
