@@ -18,11 +18,10 @@ from .identity import CallIdentity
 from .incidents import IncidentLog, incident_record, logger
 from .listeners import GuardListener
 from .messages import STORE_DENIED, denial_message
-from .state import ToolResult
 from .stats import GuardStats
 from .stores import open_store
 from .stores.base import Outcome, Store, StoreSpec, StoreUnavailableError
-from .volatile import ERROR_MASKS, result_digest
+from .untrusted import BAD_TOOL, error_text, is_exception, tool_name, tool_result
 from .wrapping import guarded
 
 __all__ = ["Guard"]
@@ -150,13 +149,13 @@ class Guard:
             self._unexpected(exc, tool, agent, checked=False)
 
     def _record(self, tool: Any, args: Any, result: Any, agent: Any, ok: bool | None) -> None:
-        if _is_exception(result):
-            result, ok = _error_text(result), False if ok is None else ok
+        if is_exception(result):
+            result, ok = error_text(result), False if ok is None else ok
         call = self._checked_key(tool, args) or self._call_key(tool, args, agent, count=False)
         observe = getattr(self._store, "record_result", None)
         if call is None or observe is None:
             return
-        outcome = _tool_result(result, ok)
+        outcome = tool_result(result, ok)
         try:
             if outcome is None or observe(agent, call, outcome) is False:
                 self._fail_open("result", call.tool, agent, checked=False)
@@ -212,9 +211,9 @@ class Guard:
     def _call_key(self, tool: Any, args: Any, agent: Any, *, count: bool = True) -> CallKey | None:
         """The call's key, or None when the call is not guarded or cannot be judged."""
         if type(tool) is not str:
-            tool = _tool_name(tool)
+            tool = tool_name(tool)
             if tool is None:
-                self._fail_open("tool_name", _BAD_TOOL, agent, checked=count)
+                self._fail_open("tool_name", BAD_TOOL, agent, checked=count)
                 return None
         if not self._is_guarded(tool):
             if count:
@@ -248,7 +247,7 @@ class Guard:
     def _allowed(self, tool: Any) -> Decision:
         """The (immutable, shared) allowing decision for ``tool``."""
         if type(tool) is not str:
-            tool = _tool_name(tool) or _BAD_TOOL
+            tool = tool_name(tool) or BAD_TOOL
         decision = self._allow_cache.get(tool)
         if decision is None:
             decision = Decision(True, tool)
@@ -353,7 +352,7 @@ class Guard:
         if not self._warned_error:
             self._warned_error = True
             logger.warning("loopfuse: a call could not be judged (%s); allowing", type(exc).__name__)
-        name = _tool_name(tool) or _BAD_TOOL
+        name = tool_name(tool) or BAD_TOOL
         self._fail_open("error", name, agent, checked=checked)
         return self._allowed(name)
 
@@ -367,46 +366,6 @@ class Guard:
                 getattr(listener, hook)(*args)
             except Exception:
                 logger.exception("loopfuse: listener %r failed in %s", listener, hook)
-
-
-_ERROR_MASKS = frozenset(ERROR_MASKS)
-_BAD_TOOL = "<invalid tool name>"
-
-
-def _tool_name(tool: Any) -> str | None:
-    """``tool`` as a plain ``str`` (a subclass's own methods never run); None if not a string."""
-    try:
-        return str.__str__(tool) if isinstance(tool, str) else None
-    except Exception:
-        return None
-
-
-def _is_exception(value: Any) -> bool:
-    try:
-        return isinstance(value, BaseException)
-    except Exception:
-        return False
-
-
-def _error_text(error: Any) -> Any:
-    """An exception as its type and message (the same failure gives the same text)."""
-    if not isinstance(error, BaseException):
-        return error
-    try:
-        message = str(error)
-    except Exception:  # a broken __str__ must not reach the host
-        message = ""
-    return f"{type(error).__name__}: {message}"
-
-
-def _tool_result(result: Any, ok: bool | None) -> ToolResult | None:
-    """The digests of a result (errors with numbers masked too); None if it cannot be read."""
-    try:
-        digest = result_digest(result)
-        error = result_digest(result, _ERROR_MASKS) if ok is False else 0
-        return ToolResult(digest, ok if type(ok) is bool else None, error)
-    except Exception:  # unserializable, or the caller's objects raise while read
-        return None
 
 
 def _store_spec(config: GuardConfig, breakers: tuple[Breaker, ...], clock: Callable[[], float]) -> StoreSpec:
