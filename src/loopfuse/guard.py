@@ -187,6 +187,8 @@ class Guard:
         """Drop everything the guard keeps for ``agent``."""
         try:
             self._store.forget(agent)
+        except AgentIdentityError:
+            return  # an agent the store cannot key has no state there
         except StoreUnavailableError as exc:
             logger.warning("loopfuse: could not forget an agent: %s", exc)
 

@@ -153,3 +153,10 @@ def test_an_agent_whose_str_raises_still_gets_loop_aborted() -> None:
     assert run() == "ran"
     with pytest.raises(LoopAbortedError, match="Loud"):
         run()
+
+
+def test_forgetting_an_agent_that_cannot_be_keyed_does_nothing(store_kind: Store) -> None:
+    guard = guard_on(*store_kind, OK_ONLY)
+    for agent in (slots_hash_raising(RuntimeError), getattr_raising(RuntimeError), ["a"]):
+        guard.forget(agent)
+    guard.close()
