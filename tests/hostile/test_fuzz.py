@@ -112,7 +112,7 @@ def _write_table() -> None:
 
 
 @settings(
-    max_examples=int(os.environ.get("LOOPFUSE_HOSTILE_EXAMPLES", "150")),
+    max_examples=int(os.environ.get("LOOPFUSE_HOSTILE_EXAMPLES", "500")),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
