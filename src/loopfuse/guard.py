@@ -180,8 +180,8 @@ class Guard:
         """
         if fn is None:
             return lambda f: self.wrap(f, tool=tool, agent=agent)
-        unnamed = tool is None or (type(tool) is str and not tool)  # never the tool's own __eq__
-        return guarded(fn, self, fn.__name__ if unnamed or tool is None else tool, agent)
+        name = fn.__name__ if tool is None or (type(tool) is str and not tool) else tool  # no tool.__eq__
+        return guarded(fn, self, name, agent)
 
     def forget(self, agent: Any) -> None:
         """Drop everything the guard keeps for ``agent``."""
@@ -249,7 +249,8 @@ class Guard:
     def _allowed(self, tool: Any) -> Decision:
         """The (immutable, shared) allowing decision for ``tool``."""
         if type(tool) is not str:
-            tool = tool_name(tool) or BAD_TOOL
+            name = tool_name(tool)
+            tool = BAD_TOOL if name is None else name
         decision = self._allow_cache.get(tool)
         if decision is None:
             decision = Decision(True, tool)
@@ -354,7 +355,8 @@ class Guard:
         if not self._warned_error:
             self._warned_error = True
             logger.warning("loopfuse: a call could not be judged (%s); allowing", type(exc).__name__)
-        name = tool_name(tool) or BAD_TOOL
+        name = tool_name(tool)
+        name = BAD_TOOL if name is None else name
         self._fail_open("error", name, agent, checked=checked)
         return self._allowed(name)
 
