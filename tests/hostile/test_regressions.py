@@ -160,3 +160,36 @@ def test_forgetting_an_agent_that_cannot_be_keyed_does_nothing(store_kind: Store
     for agent in (slots_hash_raising(RuntimeError), getattr_raising(RuntimeError), ["a"]):
         guard.forget(agent)
     guard.close()
+
+
+class StoreRaising:
+    """A host's own store that raises what no guard code expects: the last-resort net."""
+
+    url = "custom://"
+
+    def decide(self, agent: Any, call: Any) -> Any:
+        raise RuntimeError("hostile s3cret")
+
+    async def adecide(self, agent: Any, call: Any) -> Any:
+        raise RuntimeError("hostile s3cret")
+
+    def record_result(self, agent: Any, call: Any, result: Any) -> bool:
+        raise RuntimeError("hostile s3cret")
+
+    def agent_count(self) -> int:
+        return 0
+
+    def close(self) -> None:
+        pass
+
+
+def test_anything_else_that_raises_fails_open_as_error_with_one_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    guard = Guard(store=StoreRaising())
+    with caplog.at_level(logging.WARNING, logger="loopfuse"):
+        assert every_entry_point(guard, "read", {"p": 1}, "a") == [True, True]
+    assert guard.stats()["fail_open"] == {"error": 3}
+    assert [r.getMessage() for r in caplog.records] == [
+        "loopfuse: a call could not be judged (RuntimeError); allowing"
+    ]
