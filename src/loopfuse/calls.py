@@ -24,7 +24,6 @@ def _encoder() -> Callable[[Any], str]:
 
 
 _ENCODE = _encoder()
-_UNJUDGEABLE = (TypeError, ValueError, RecursionError, OverflowError)
 _MASK63 = (1 << 63) - 1
 
 
@@ -80,7 +79,7 @@ class CallKey:
             if stripped is not args:
                 text = _ENCODE(stripped)
                 window = _sha256(tool, text)
-        except _UNJUDGEABLE:
+        except Exception:  # unserializable, or the caller's objects raise while read
             return None
         return cls(tool, full, _int_key(window), text)
 

@@ -4,6 +4,7 @@ naming the section, the key, the value and what is allowed."""
 from __future__ import annotations
 
 import os
+import stat
 from typing import Any
 
 from .errors import ConfigError
@@ -130,3 +131,26 @@ def check_store_policy(section: str, key: str, value: Any) -> str:
     if value not in STORE_ERROR_POLICIES:
         raise fail(section, key, value, "'allow' (fail open) or 'deny'")
     return str(value)
+
+
+def check_log_path(section: str, key: str, value: Any) -> str | None:
+    """A path to append lines to: a regular file, or a new file in an existing directory
+    (never a FIFO, device or directory, which could block or swallow every write)."""
+    path = check_optional_str(section, key, value)
+    if path is None:
+        return None
+    allowed = "a regular file, or a new file in an existing directory"
+    if "\0" in path:
+        raise fail(section, key, value, allowed + " (no NUL byte)")
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        parent = os.path.dirname(path) or "."
+        if not os.path.isdir(parent):
+            raise fail(section, key, value, allowed + f" ({parent!r} is not a directory)") from None
+        return path
+    except OSError as exc:
+        raise fail(section, key, value, allowed + f" ({exc.strerror})") from None
+    if not stat.S_ISREG(mode):
+        raise fail(section, key, value, allowed + " (it exists and is not a regular file)")
+    return path

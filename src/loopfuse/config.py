@@ -22,11 +22,11 @@ from .checks import (
     check_bool,
     check_choice,
     check_int,
+    check_log_path,
     check_masks,
     check_names,
     check_number,
     check_optional_int,
-    check_optional_str,
     check_store_policy,
     check_store_url,
     check_template,
@@ -102,7 +102,7 @@ class CircuitBreakerConfig:
         for key in ("exempt", "only", "ignore_args"):
             object.__setattr__(self, key, check_names(s, key, getattr(self, key)))
         object.__setattr__(self, "deny_message", check_template(s, "deny_message", self.deny_message))
-        object.__setattr__(self, "incident_log", check_optional_str(s, "incident_log", self.incident_log))
+        object.__setattr__(self, "incident_log", check_log_path(s, "incident_log", self.incident_log))
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar, overload
 
+from .agents import AgentIdentityError, agent_label
 from .breakers import Breaker
 from .breakers.build import build_breakers
 from .breakers.invalid import InvalidTurnBreaker
@@ -24,8 +25,7 @@ from .state import ToolResult
 from .stats import GuardStats
 from .stores import open_store
 from .stores.base import Outcome, Store, StoreSpec, StoreUnavailableError
-from .stores.memory import agent_label
-from .volatile import ERROR_MASKS, result_digest
+from .untrusted import BAD_TOOL, error_text, is_exception, tool_name, tool_result
 from .wrapping import guarded
 
 __all__ = ["Guard"]
@@ -79,6 +79,7 @@ class Guard:
         policy = on_store_error or self.config.store.on_store_error
         self._on_store_error = check_store_policy("store", "on_store_error", policy)
         self._store_down = False
+        self._warned_error = False
 
     @classmethod
     def from_config(cls, mapping: Mapping[str, Any], **kwargs: Any) -> Guard:
@@ -100,30 +101,42 @@ class Guard:
         return cls.from_file(found, **kwargs) if found is not None else cls(**kwargs)
 
     def check(self, tool: str, args: Any = None, agent: Any = "default") -> Decision:
-        """Whether ``agent`` may call ``tool`` with ``args`` now; records the call if so."""
+        """Whether ``agent`` may call ``tool`` with ``args`` now; records the call if so.
+
+        Never raises on the caller's objects: what cannot be judged is allowed (fail open)."""
         if self._overrides and self._overrides.take(agent, tool):
             return self._overridden(tool)
-        call = self._call_key(tool, args, agent)
-        if call is None:
-            return self._allowed(tool)
         try:
-            outcome = self._store.decide(agent, call)
-        except StoreUnavailableError as exc:
-            return self._store_failed(tool, agent, exc)
-        return self._decision(call, args, agent, self._store_answered(outcome))
+            call = self._call_key(tool, args, agent)
+            if call is None:
+                return self._allowed(tool)
+            try:
+                outcome = self._store.decide(agent, call)
+            except StoreUnavailableError as exc:
+                return self._store_failed(call.tool, agent, exc)
+            except AgentIdentityError:
+                outcome = None
+            return self._decision(call, args, agent, self._store_answered(outcome))
+        except Exception as exc:  # a caller's object raised where nothing else caught it
+            return self._unexpected(exc, tool, agent)
 
     async def acheck(self, tool: str, args: Any = None, agent: Any = "default") -> Decision:
         """``check`` for async hosts."""
         if self._overrides and self._overrides.take(agent, tool):
             return self._overridden(tool)
-        call = self._call_key(tool, args, agent)
-        if call is None:
-            return self._allowed(tool)
         try:
-            outcome = await self._store.adecide(agent, call)
-        except StoreUnavailableError as exc:
-            return self._store_failed(tool, agent, exc)
-        return self._decision(call, args, agent, self._store_answered(outcome))
+            call = self._call_key(tool, args, agent)
+            if call is None:
+                return self._allowed(tool)
+            try:
+                outcome = await self._store.adecide(agent, call)
+            except StoreUnavailableError as exc:
+                return self._store_failed(call.tool, agent, exc)
+            except AgentIdentityError:
+                outcome = None
+            return self._decision(call, args, agent, self._store_answered(outcome))
+        except Exception as exc:  # a caller's object raised where nothing else caught it
+            return self._unexpected(exc, tool, agent)
 
     def record_result(
         self,
@@ -143,13 +156,14 @@ class Guard:
         returning a new result as progress. Only a digest of the result is kept, never
         the result. Never raises: a result that cannot be judged is ignored (fail open).
         """
-        prepared = self._prepared_result(tool, args, result, agent, ok, error)
-        if prepared is None:
-            return
         try:
-            self._observed(tool, agent, self._store.record_result(agent, *prepared))
+            prepared = self._prepared_result(tool, args, result, agent, ok, error)
+            if prepared is not None:
+                self._observed(prepared[0].tool, agent, self._store.record_result(agent, *prepared))
         except StoreUnavailableError as exc:
-            self._result_lost(tool, agent, exc)
+            self._result_lost(tool_name(tool) or BAD_TOOL, agent, exc)
+        except Exception as exc:  # a caller's object raised where nothing else caught it
+            self._unexpected(exc, tool, agent, checked=False)
 
     async def arecord_result(
         self,
@@ -163,29 +177,30 @@ class Guard:
     ) -> None:
         """``record_result`` for async hosts: on Redis the round trip runs on the asyncio
         client, so the event loop is never blocked. Never raises."""
-        prepared = self._prepared_result(tool, args, result, agent, ok, error)
-        if prepared is None:
-            return
         try:
-            self._observed(tool, agent, await self._store.arecord_result(agent, *prepared))
+            prepared = self._prepared_result(tool, args, result, agent, ok, error)
+            if prepared is not None:
+                self._observed(prepared[0].tool, agent, await self._store.arecord_result(agent, *prepared))
         except StoreUnavailableError as exc:
-            self._result_lost(tool, agent, exc)
+            self._result_lost(tool_name(tool) or BAD_TOOL, agent, exc)
+        except Exception as exc:  # a caller's object raised where nothing else caught it
+            self._unexpected(exc, tool, agent, checked=False)
 
     def _prepared_result(
-        self, tool: str, args: Any, result: Any, agent: Any, ok: bool | None, error: Any
+        self, tool: Any, args: Any, result: Any, agent: Any, ok: bool | None, error: Any
     ) -> tuple[CallKey, ToolResult] | None:
         """The call a result belongs to and the result's digests; None when there is nothing
         to record (an unguarded call) or the result cannot be read (counted as fail-open)."""
         if error is not None:
             result, ok = error, False
-        if isinstance(result, BaseException):
-            result, ok = _error_text(result), False if ok is None else ok
+        if is_exception(result):
+            result, ok = error_text(result), False if ok is None else ok
         call = self._checked_key(tool, args) or self._call_key(tool, args, agent, count=False)
         if call is None:
             return None
-        outcome = _tool_result(result, ok)
+        outcome = tool_result(result, ok)
         if outcome is None:
-            self._fail_open("result", tool, agent, checked=False)
+            self._fail_open("result", call.tool, agent, checked=False)
             return None
         return call, outcome
 
@@ -231,22 +246,24 @@ class Guard:
         if self._invalid is None:
             return self._allowed(INVALID_TOOL)
         try:
-            streak = self._store.note_invalid(agent)
+            return self._invalid_decision(agent, self._store.note_invalid(agent))
         except StoreUnavailableError as exc:
             self._result_lost(INVALID_TOOL, agent, exc)
-            return self._allowed(INVALID_TOOL)
-        return self._invalid_decision(agent, streak)
+        except Exception as exc:  # a caller's agent object raised where nothing else caught it
+            self._unexpected(exc, INVALID_TOOL, agent, checked=False)
+        return self._allowed(INVALID_TOOL)
 
     async def anote_invalid(self, agent: Any = "default", reason: str | None = None) -> Decision:
         """``note_invalid`` for async hosts (the Redis store never blocks the event loop)."""
         if self._invalid is None:
             return self._allowed(INVALID_TOOL)
         try:
-            streak = await self._store.anote_invalid(agent)
+            return self._invalid_decision(agent, await self._store.anote_invalid(agent))
         except StoreUnavailableError as exc:
             self._result_lost(INVALID_TOOL, agent, exc)
-            return self._allowed(INVALID_TOOL)
-        return self._invalid_decision(agent, streak)
+        except Exception as exc:  # a caller's agent object raised where nothing else caught it
+            self._unexpected(exc, INVALID_TOOL, agent, checked=False)
+        return self._allowed(INVALID_TOOL)
 
     def _invalid_decision(self, agent: Any, streak: int | None) -> Decision:
         breaker = self._invalid
@@ -295,12 +312,15 @@ class Guard:
         """
         if fn is None:
             return lambda f: self.wrap(f, tool=tool, agent=agent)
-        return guarded(fn, self, tool or fn.__name__, agent)
+        name = fn.__name__ if tool is None or (type(tool) is str and not tool) else tool  # no tool.__eq__
+        return guarded(fn, self, name, agent)
 
     def forget(self, agent: Any) -> None:
         """Drop everything the guard keeps for ``agent``."""
         try:
             self._store.forget(agent)
+        except AgentIdentityError:
+            return  # an agent the store cannot key has no state there
         except StoreUnavailableError as exc:
             logger.warning("loopfuse: could not forget an agent: %s", exc)
 
@@ -318,8 +338,13 @@ class Guard:
         out["agents"] = self._store.agent_count()
         return out
 
-    def _call_key(self, tool: str, args: Any, agent: Any, *, count: bool = True) -> CallKey | None:
+    def _call_key(self, tool: Any, args: Any, agent: Any, *, count: bool = True) -> CallKey | None:
         """The call's key, or None when the call is not guarded or cannot be judged."""
+        if type(tool) is not str:
+            tool = tool_name(tool)
+            if tool is None:
+                self._fail_open("tool_name", BAD_TOOL, agent, checked=count)
+                return None
         if not self._is_guarded(tool):
             if count:
                 self._stats.skipped()
@@ -339,13 +364,13 @@ class Guard:
             if len(awaiting) > _AWAITING:
                 del awaiting[next(iter(awaiting))]
 
-    def _checked_key(self, tool: str, args: Any) -> CallKey | None:
+    def _checked_key(self, tool: Any, args: Any) -> CallKey | None:
         awaiting = self._awaiting
         if awaiting is None:
             self._awaiting = {}
             return None
         entry = awaiting.pop(id(args), None)
-        if entry is None or entry[0] is not args or entry[1] != tool:
+        if entry is None or entry[0] is not args or type(tool) is not str or entry[1] != tool:
             return None
         return entry[2]
 
@@ -353,8 +378,11 @@ class Guard:
         self._stats.skipped()
         return self._allowed(tool)
 
-    def _allowed(self, tool: str) -> Decision:
+    def _allowed(self, tool: Any) -> Decision:
         """The (immutable, shared) allowing decision for ``tool``."""
+        if type(tool) is not str:
+            name = tool_name(tool)
+            tool = BAD_TOOL if name is None else name
         decision = self._allow_cache.get(tool)
         if decision is None:
             decision = Decision(True, tool)
@@ -457,6 +485,17 @@ class Guard:
         if not self._incidents.append(record):
             self._fail_open("incident_log", tool, agent, checked=False)
 
+    def _unexpected(self, exc: Exception, tool: Any, agent: Any, *, checked: bool = True) -> Decision:
+        """Fail open on an exception nothing else caught (logged once, by type only: its
+        text may hold argument values)."""
+        if not self._warned_error:
+            self._warned_error = True
+            logger.warning("loopfuse: a call could not be judged (%s); allowing", type(exc).__name__)
+        name = tool_name(tool)
+        name = BAD_TOOL if name is None else name
+        self._fail_open("error", name, agent, checked=checked)
+        return self._allowed(name)
+
     def _fail_open(self, reason: str, tool: str, agent: Any, *, checked: bool = True) -> None:
         self._stats.fail_open(reason, checked)
         self._notify("on_fail_open", reason, tool, agent)
@@ -469,9 +508,6 @@ class Guard:
                 logger.exception("loopfuse: listener %r failed in %s", listener, hook)
 
 
-_ERROR_MASKS = frozenset(ERROR_MASKS)
-
-
 def _printable(agent: Any) -> str:
     """How a log line names an agent: its label when it is a string, else ``<object>``."""
     try:
@@ -479,27 +515,6 @@ def _printable(agent: Any) -> str:
     except Exception:
         return "<object>"
     return label if isinstance(label, str) else "<object>"
-
-
-def _error_text(error: Any) -> Any:
-    """An exception as its type and message (the same failure gives the same text)."""
-    if not isinstance(error, BaseException):
-        return error
-    try:
-        message = str(error)
-    except Exception:  # a broken __str__ must not reach the host
-        message = ""
-    return f"{type(error).__name__}: {message}"
-
-
-def _tool_result(result: Any, ok: bool | None) -> ToolResult | None:
-    """The digests of a result (errors with numbers masked too); None if it cannot be read."""
-    try:
-        digest = result_digest(result)
-        error = result_digest(result, _ERROR_MASKS) if ok is False else 0
-    except (TypeError, ValueError, RecursionError):
-        return None
-    return ToolResult(digest, ok if isinstance(ok, bool) else None, error)
 
 
 def _store_spec(config: GuardConfig, breakers: tuple[Breaker, ...], clock: Callable[[], float]) -> StoreSpec:

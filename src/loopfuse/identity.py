@@ -47,7 +47,11 @@ class CallIdentity:
             call = CallKey.of(tool, args, self._ignore)
         else:
             ignore = self._ignore.union(rule.ignore_args) if rule.ignore_args else self._ignore
-            call = CallKey.of(tool, _only(args, rule.identity_args), ignore)
+            try:
+                args = _only(args, rule.identity_args)
+            except Exception:  # the caller's mapping raises while read: cannot be judged
+                return None
+            call = CallKey.of(tool, args, ignore)
         if call is not None and self._near:
             call.near_of = self._near_key
         return call

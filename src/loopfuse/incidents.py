@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
+import stat
 from datetime import UTC, datetime
 from typing import Any
 
@@ -44,17 +46,25 @@ class IncidentLog:
         self._warned = False
 
     def append(self, record: dict[str, Any]) -> bool:
-        """Write one line; False when the file could not be written."""
-        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        """Write one line; False when the file could not be written (never blocks, never raises)."""
         try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.write(fd, line)
-            finally:
-                os.close(fd)
-        except OSError as exc:
+            line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass")
+            _append(self.path, line)
+        except Exception as exc:  # OSError, a NUL byte in the path, an unencodable value...
             if not self._warned:
                 self._warned = True
                 logger.warning("loopfuse: cannot write incident log %s: %s", self.path, exc)
             return False
         return True
+
+
+def _append(path: str, line: bytes) -> None:
+    """One ``write`` to a regular file. ``O_NONBLOCK``: a FIFO without a reader fails at once
+    (ENXIO) and one with a reader is refused, so the guard never waits on the log."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        os.write(fd, line)
+    finally:
+        os.close(fd)

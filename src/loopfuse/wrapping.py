@@ -90,8 +90,16 @@ def refusal_text(decision: Decision, agent: Any, guard: Guard) -> str | None:
 def abort_error(guard: Guard, decision: Decision, agent: Any) -> LoopAbortedError:
     """The error naming the loop that made ``decision`` escalate (no argument values)."""
     return LoopAbortedError(
-        agent=str(agent),
+        agent=_agent_text(agent),
         tool=decision.tool,
         denials=guard.config.guard.abort_after_denials or 0,
         kind=decision.kind,
     )
+
+
+def _agent_text(agent: Any) -> str:
+    """``str(agent)``, or its type's name when its ``__str__`` raises."""
+    try:
+        return str(agent)
+    except Exception:
+        return f"<{type(agent).__name__}>"

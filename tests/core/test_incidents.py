@@ -82,8 +82,10 @@ def test_object_agent_without_id_logs_its_attribute_names_only(tmp_path: Path) -
 
 
 def test_unwritable_log_never_changes_a_decision(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    log = tmp_path / "missing-dir" / "incidents.jsonl"
+    log = tmp_path / "gone-dir" / "incidents.jsonl"
+    log.parent.mkdir()
     guard = guard_logging_to(log, duplicate_limit=1)
+    log.parent.rmdir()  # valid when the guard was built, gone by the first denial
     with caplog.at_level(logging.WARNING, logger="loopfuse"):
         results = [guard.check("f", {}, agent).allowed for agent in ("a", "a", "b", "b")]
     assert results == [True, False, True, False]

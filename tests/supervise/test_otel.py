@@ -88,8 +88,10 @@ def test_fail_open_events_are_counted_with_their_reason(guard: Guard, reader: In
 def test_unwritable_incident_log_counts_as_fail_open_not_as_a_check(
     tmp_path: Path, reader: InMemoryMetricReader
 ) -> None:
-    log = tmp_path / "missing-dir" / "incidents.jsonl"
+    log = tmp_path / "gone-dir" / "incidents.jsonl"
+    log.parent.mkdir()
     guard = Guard.from_config({"circuit_breaker": {"duplicate_limit": 1, "incident_log": str(log)}})
+    log.parent.rmdir()  # gone by the first denial
     instrument(guard, meter_provider=MeterProvider(metric_readers=[reader]))
     guard.check("bash", {}, "a")
     guard.check("bash", {}, "a")

@@ -10,6 +10,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
+from ..agents import agent_label
 from ..breakers import Breaker
 from ..calls import CallKey
 from ..decision import Denial
@@ -17,8 +18,6 @@ from ..state import AgentState, ToolResult
 from .base import ALLOWED, Outcome
 
 __all__ = ["AgentRegistry", "MemoryStore", "agent_label"]
-
-_ID_ATTRIBUTES = ("id", "uuid", "agent_id", "session_id", "name")
 
 
 class AgentRegistry:
@@ -50,16 +49,16 @@ class AgentRegistry:
         return len(self._named) + len(self._objects)
 
     def get(self, agent: Any) -> AgentState | None:
-        """The agent's state, created on first use; None for an identity it cannot key."""
-        if isinstance(agent, str):
-            return self._get_named(agent)
+        """The agent's state, created on first use; None for an identity it cannot key
+        (unhashable and not weakly referenceable, or its ``__hash__``/``__eq__`` raises)."""
         try:
-            return self._get_object(agent)
-        except TypeError:
-            pass
-        try:
-            return self._get_named(agent)
-        except TypeError:
+            if isinstance(agent, str):
+                return self._get_named(agent)
+            try:
+                return self._get_object(agent)
+            except TypeError:
+                return self._get_named(agent)
+        except Exception:  # the caller's object misbehaves: fail open
             return None
 
     def forget(self, agent: Any) -> None:
@@ -68,7 +67,7 @@ class AgentRegistry:
         if entry is not None and entry[0]() is agent:
             del self._objects[id(agent)]
             return
-        with contextlib.suppress(TypeError):
+        with contextlib.suppress(Exception):
             self._named.pop(agent, None)
 
     def _get_named(self, agent: Hashable) -> AgentState:
@@ -112,24 +111,6 @@ class AgentRegistry:
         state = AgentState(self._window)
         objects[key] = (ref, state)
         return state
-
-
-def agent_label(agent: Any) -> str | dict[str, list[str]]:
-    """How the incident log names an agent: its string id, an id attribute, or its keys."""
-    if isinstance(agent, str | int | tuple):
-        return str(agent)
-    for name in _ID_ATTRIBUTES:
-        value = getattr(agent, name, None)
-        if isinstance(value, str | int) and not isinstance(value, bool):
-            return str(value)
-    return {"agent_keys": _attribute_names(agent)}
-
-
-def _attribute_names(agent: Any) -> list[str]:
-    names = getattr(agent, "__dict__", None)
-    if isinstance(names, dict):
-        return sorted(str(n) for n in names)
-    return sorted(n for n in dir(agent) if not n.startswith("_"))
 
 
 class MemoryStore:

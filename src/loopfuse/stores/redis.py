@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import time
-import uuid
 import weakref
 from typing import Any, cast
 
@@ -27,6 +26,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("the Redis store needs redis-py: pip install 'loopfuse[redis]'") from exc
 
+from ..agents import AgentIdentityError, agent_name
 from ..calls import CallKey
 from ..checks import redacted
 from ..decision import Denial, Kind
@@ -38,31 +38,21 @@ from .redis_scripts import INVALID_SCRIPT, SUPPORTED_KINDS, ScriptSet, supported
 
 __all__ = ["SUPPORTED_KINDS", "RedisStore", "agent_id", "redacted"]
 
-_ID_ATTRIBUTES = ("id", "agent_id", "session_id", "name", "uuid")
 _KEY_SUFFIXES = (":s", ":w", ":r", ":o", ":n", ":nr", ":no")
 _NEAR_WANTED = 1  # decide.lua's reply: send the call again with its near-duplicate key
 
 
 def agent_id(agent: Any) -> str:
-    """The string that names ``agent`` in Redis; ``ConfigError`` when it has none."""
-    value = agent if isinstance(agent, str) else _id_attribute(agent)
-    if isinstance(value, uuid.UUID):
-        value = str(value)
-    if isinstance(value, str) and value:
-        return value
-    raise ConfigError(
+    """The string that names ``agent`` in Redis (``loopfuse.agents.agent_name``);
+    ``AgentIdentityError`` (a ``ConfigError``) when it has none: the guard fails open."""
+    name = agent_name(agent)
+    if name is not None:
+        return name
+    raise AgentIdentityError(
         f"agent = <{type(agent).__name__}> cannot be keyed in the Redis store: state shared "
         "by several processes needs a name every process agrees on, so pass a non-empty string "
         "id (agent='run-42') or an object with a string attribute id, agent_id, session_id or name"
     )
-
-
-def _id_attribute(agent: Any) -> Any:
-    for name in _ID_ATTRIBUTES:
-        value = getattr(agent, name, None)
-        if isinstance(value, str | uuid.UUID) and value:
-            return value
-    return None
 
 
 class RedisStore:

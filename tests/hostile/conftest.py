@@ -1,0 +1,35 @@
+"""Hostile objects, and guards on both stores (the real redis-server of tests/stores)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from loopfuse import Guard
+from tests.stores.conftest import RedisServer, redis_server, unique_prefix
+
+__all__ = ["redis_server"]
+
+GuardFor = Callable[..., Guard]
+# Low limits, so a few calls reach every breaker: denials, first-denial logging, escalation.
+SMALL = {
+    "circuit_breaker": {"duplicate_limit": 2, "window": 8, "max_calls_per_agent": 12},
+    "guard": {"abort_after_denials": 2},
+}
+
+
+def guard_on(kind: str, server: RedisServer | None, mapping: dict[str, Any] | None = None) -> Guard:
+    """A guard on ``kind`` ("memory" or "redis") with ``mapping`` (default: ``SMALL``)."""
+    config = {key: dict(value) for key, value in (mapping or SMALL).items()}
+    url = "memory://" if server is None else server.url
+    config["store"] = {"url": url, "prefix": unique_prefix(), **config.get("store", {})}
+    return Guard.from_config(config)
+
+
+@pytest.fixture(params=["memory", "redis"])
+def store_kind(request: pytest.FixtureRequest) -> Iterator[tuple[str, RedisServer | None]]:
+    """The store a test runs on, with the server when it is Redis."""
+    kind = request.param
+    yield kind, request.getfixturevalue("redis_server") if kind == "redis" else None
