@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from loopfuse import parse_config
 from loopfuse.breakers.build import build_breakers
 from loopfuse.cli.scan import breaker_configs
@@ -11,10 +13,10 @@ def kinds(config: object) -> list[str]:
     return [b.kind for b in build_breakers(config)]  # type: ignore[arg-type]
 
 
-def test_each_breaker_alone_and_every_breaker_has_a_marker() -> None:
+def test_each_breaker_alone_and_every_breaker_has_a_marker(tmp_path: Path) -> None:
     config = parse_config(
         {
-            "circuit_breaker": {"duplicate_limit": 3, "incident_log": "/nonexistent/incidents.jsonl"},
+            "circuit_breaker": {"duplicate_limit": 3, "incident_log": str(tmp_path / "incidents.jsonl")},
             "loop_brake": {"max_repeats": 2},
             "tools": {"read": {"duplicate_limit": 9}},
         }
