@@ -14,8 +14,13 @@ from .conftest import BACKEND, TIMEOUT, RawSession, child_env
 
 def test_a_malformed_line_gets_a_json_rpc_error_and_the_session_goes_on(raw_proxy: RawSession) -> None:
     raw_proxy.initialize()
-    raw_proxy.send_raw(b"{this is not json\n")
-    assert raw_proxy.receive()["error"]["code"] == -32700
+    raw_proxy.send_raw(b"{this is not json, and has no id to answer to\n")
+    raw_proxy.send_raw(b'{"jsonrpc": "2.0", "id": 6, "method": "tools/list", oops\n')
+    assert raw_proxy.receive() == {
+        "jsonrpc": "2.0",
+        "id": 6,
+        "error": {"code": -32700, "message": "Parse error: the line is not JSON"},
+    }
     raw_proxy.send_raw(b'{"id": 7, "method": "tools/list"}\n')
     assert raw_proxy.receive() == {
         "jsonrpc": "2.0",
@@ -26,6 +31,7 @@ def test_a_malformed_line_gets_a_json_rpc_error_and_the_session_goes_on(raw_prox
     assert raw_proxy.receive()["error"]["code"] == -32600
     assert raw_proxy.call("echo", {"text": "still here"})["result"]["content"][0]["text"] == "still here"
     assert raw_proxy.close() == 0
+    assert "dropped 1 client lines and 0 MCP server lines" in raw_proxy.stderr
 
 
 def test_killing_the_backend_answers_pending_and_later_requests_and_the_proxy_exits_non_zero(
