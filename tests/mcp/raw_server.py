@@ -5,8 +5,8 @@ arguments), so answers are still in flight when the client's input ends; at the 
 its input the server answers everything it was asked, then exits. Tools:
 
 - ``echo {text, delay}``: the text back.
-- ``emit {hex}``: first writes the bytes ``hex`` as a line of its own on stdout (a
-  malformed line from the server), then answers.
+- ``emit {hex, times}``: first writes the bytes ``hex`` (``times`` times) as a line of its
+  own on stdout (a malformed line from the server), then answers.
 - ``spawn``: starts a grandchild that sleeps for a minute; answers its pid.
 """
 
@@ -36,7 +36,7 @@ def _answer(request_id: Any, text: str) -> None:
 def _tool(request_id: Any, name: str, args: dict[str, Any]) -> None:
     time.sleep(float(args.get("delay", 0)))
     if name == "emit":
-        _write(bytes.fromhex(args["hex"]) + b"\n")
+        _write(bytes.fromhex(args["hex"]) * int(args.get("times", 1)) + b"\n")
         _answer(request_id, "emitted")
     elif name == "spawn":
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])

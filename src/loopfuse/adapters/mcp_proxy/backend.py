@@ -18,6 +18,7 @@ STDERR_TAIL = 20
 CLOSE_GRACE = 5.0
 TERM_GRACE = 2.0
 GROUP_POLL = 0.05
+EXIT_POLL = 0.05
 GROUP_POLLS = 20
 
 
@@ -75,11 +76,15 @@ class Backend:
         return True
 
     async def wait(self, timeout: float | None = None) -> int | None:
-        """The exit status once the process ended (None if ``timeout`` passed first)."""
-        try:
-            return await asyncio.wait_for(self.proc.wait(), timeout)
-        except TimeoutError:
-            return None
+        """The exit status once the process ended (None if ``timeout`` passed first).
+        Polled: asyncio's own ``wait`` also waits for the pipes, which a grandchild may hold."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while (status := self.proc.returncode) is None:
+            if deadline is not None and loop.time() >= deadline:
+                return None
+            await asyncio.sleep(EXIT_POLL)
+        return status
 
     async def drain_stderr(self, timeout: float = 2.0) -> None:
         """Wait until every stderr line was relayed (bounded: a grandchild may hold the pipe)."""
@@ -110,11 +115,11 @@ class Backend:
             status = await self.wait(grace)
             if status is not None:
                 break
-        await self._end_group()
+        await self.end_group()
         await self.drain_stderr()
         return status if status is not None else -signal.SIGKILL
 
-    async def _end_group(self) -> None:
+    async def end_group(self) -> None:
         """The backend's children still in its process group: SIGTERM, then SIGKILL."""
         if not self.signal(signal.SIGTERM):
             return

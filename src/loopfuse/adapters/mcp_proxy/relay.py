@@ -30,6 +30,7 @@ __all__ = ["RELAY_FAILED", "StdioRelay"]
 
 _NOT_PENDING = object()
 SIGNAL_GRACE = 5.0
+DRAIN_GRACE = 0.5
 RELAY_FAILED = 70
 """The exit status when a relay task failed (EX_SOFTWARE): a bug in the proxy, never a hang."""
 _UNREADABLE_ANSWER = (
@@ -62,10 +63,11 @@ class StdioRelay:
         self._install_signal_handlers()
         self._down = asyncio.create_task(self._guarded(self._backend_to_client, "MCP server to client"))
         up = asyncio.create_task(self._guarded(self._client_to_backend, "client to MCP server"))
+        watch = asyncio.create_task(self._guarded(self._watch_backend, "backend watch"))
         await self._finished.wait()
-        for task in (up, self._down):
+        for task in (up, self._down, watch):
             task.cancel()
-        await asyncio.gather(up, self._down, return_exceptions=True)
+        await asyncio.gather(up, self._down, watch, return_exceptions=True)
         self._report_drops()
         return await self._exit_status()
 
@@ -77,6 +79,14 @@ class StdioRelay:
             self._failure = f"loopfuse proxy: the {name} relay failed ({type(exc).__name__}); stopping."
             logger.error("%s", self._failure)
             self._finished.set()
+
+    async def _watch_backend(self) -> None:
+        """Once the backend exited, its children still holding its stdout go too, so that
+        the relay sees the end of its output (after a moment to read its last lines)."""
+        await self.backend.wait()
+        await asyncio.wait({self._down}, timeout=DRAIN_GRACE)
+        if not self._down.done():
+            await self.backend.end_group()
 
     async def _exit_status(self) -> int:
         if self._signalled is not None:
