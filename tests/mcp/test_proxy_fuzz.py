@@ -18,7 +18,7 @@ FRAGMENTS = [
     *(b"{", b"}", b"[", b"]", b":", b",", b'"', b"\\", b" "),
     *(b'"id"', b'"jsonrpc"', b'"2.0"', b'"method"', b'"tools/call"', b'"params"'),
     *(b"1", b"-0", b"1e999", b"null", b"true", b'"x"', b'"\\ud800"', b"\xff", b"\x00", b"\xe2\x82"),
-    *(b"[" * 600, b"{" * 300, b"]" * 600),
+    *(b"[" * 1000, b'{"a":' * 600, b"]" * 1000),
 ]
 junk_lines = st.one_of(
     st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=40).map(b"".join),
