@@ -178,5 +178,5 @@ async def test_a_failed_relay_task_ends_the_proxy_loudly(caplog: pytest.LogCaptu
     stream = _BrokenClientStream()
     relay = StdioRelay(Guard.from_config({}), "agent", backend, stream, stream)
     assert await asyncio.wait_for(relay.run(), TIMEOUT) == RELAY_FAILED
-    assert "the client to MCP server relay failed (RuntimeError); stopping." in caplog.text
+    assert "the client-to-server relay failed (RuntimeError); stopping." in caplog.text
     assert backend.proc.returncode is not None

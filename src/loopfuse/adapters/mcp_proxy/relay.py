@@ -61,9 +61,9 @@ class StdioRelay:
         """Relay until the client left and the backend's answers are out, a signal stopped
         the backend, or a relay task failed; the exit status."""
         self._install_signal_handlers()
-        self._down = asyncio.create_task(self._guarded(self._backend_to_client, "MCP server to client"))
-        up = asyncio.create_task(self._guarded(self._client_to_backend, "client to MCP server"))
-        watch = asyncio.create_task(self._guarded(self._watch_backend, "backend watch"))
+        self._down = asyncio.create_task(self._guarded(self._backend_to_client, "server-to-client relay"))
+        up = asyncio.create_task(self._guarded(self._client_to_backend, "client-to-server relay"))
+        watch = asyncio.create_task(self._guarded(self._watch_backend, "server watch"))
         await self._finished.wait()
         for task in (up, self._down, watch):
             task.cancel()
@@ -72,11 +72,11 @@ class StdioRelay:
         return await self._exit_status()
 
     async def _guarded(self, relay: Callable[[], Awaitable[None]], name: str) -> None:
-        """Run one direction; if it fails, say so and end the proxy (never a silent hang)."""
+        """Run one of the proxy's tasks; if it fails, say so and end the proxy (never a silent hang)."""
         try:
             await relay()
         except Exception as exc:  # any failure ends the proxy, loudly
-            self._failure = f"loopfuse proxy: the {name} relay failed ({type(exc).__name__}); stopping."
+            self._failure = f"loopfuse proxy: the {name} failed ({type(exc).__name__}); stopping."
             logger.error("%s", self._failure)
             self._finished.set()
 
