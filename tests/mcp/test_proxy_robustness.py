@@ -163,7 +163,7 @@ def test_no_grandchild_is_left_after_the_client_leaves(raw_session: RawSession) 
     assert _alive(grandchild)
     start = time.monotonic()
     assert raw_session.close() == 0
-    assert time.monotonic() - start < 3  # not the whole 5 s grace: the server itself exited
+    assert time.monotonic() - start < 4.5  # not the 5 s grace: the server itself exited
     assert _gone_within(grandchild, 5)
 
 
