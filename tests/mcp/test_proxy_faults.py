@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -9,13 +10,24 @@ import sys
 import time
 from pathlib import Path
 
-from .conftest import BACKEND, TIMEOUT, RawSession, child_env
+import pytest
+
+from loopfuse import Guard
+from loopfuse.adapters.mcp_proxy.backend import Backend
+from loopfuse.adapters.mcp_proxy.relay import RELAY_FAILED, StdioRelay
+
+from .conftest import BACKEND, HERE, TIMEOUT, RawSession, child_env
 
 
 def test_a_malformed_line_gets_a_json_rpc_error_and_the_session_goes_on(raw_proxy: RawSession) -> None:
     raw_proxy.initialize()
-    raw_proxy.send_raw(b"{this is not json\n")
-    assert raw_proxy.receive()["error"]["code"] == -32700
+    raw_proxy.send_raw(b"{this is not json, and has no id to answer to\n")
+    raw_proxy.send_raw(b'{"jsonrpc": "2.0", "id": 6, "method": "tools/list", oops\n')
+    assert raw_proxy.receive() == {
+        "jsonrpc": "2.0",
+        "id": 6,
+        "error": {"code": -32700, "message": "Parse error: the line is not JSON"},
+    }
     raw_proxy.send_raw(b'{"id": 7, "method": "tools/list"}\n')
     assert raw_proxy.receive() == {
         "jsonrpc": "2.0",
@@ -26,6 +38,7 @@ def test_a_malformed_line_gets_a_json_rpc_error_and_the_session_goes_on(raw_prox
     assert raw_proxy.receive()["error"]["code"] == -32600
     assert raw_proxy.call("echo", {"text": "still here"})["result"]["content"][0]["text"] == "still here"
     assert raw_proxy.close() == 0
+    assert "dropped 1 client lines and 0 MCP server lines" in raw_proxy.stderr
 
 
 def test_killing_the_backend_answers_pending_and_later_requests_and_the_proxy_exits_non_zero(
@@ -139,3 +152,31 @@ def test_without_the_mcp_extra_stdio_works_and_http_modes_print_the_install_hint
     argv = [sys.executable, "-m", "loopfuse.cli", "proxy", "--url", "http://127.0.0.1:9/mcp"]
     result = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False)
     assert result.returncode == 2 and "pip install 'loopfuse[mcp]'" in result.stderr
+
+
+class _BrokenClientStream:
+    """A client stream that fails in a way the relay does not expect (a stand-in for a bug)."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+
+    async def readuntil(self, separator: bytes = b"\n") -> bytes:
+        raise RuntimeError("an unexpected failure")
+
+    async def readexactly(self, n: int) -> bytes:
+        raise RuntimeError("an unexpected failure")
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    async def drain(self) -> None:
+        pass
+
+
+async def test_a_failed_relay_task_ends_the_proxy_loudly(caplog: pytest.LogCaptureFixture) -> None:
+    backend = await Backend.start([sys.executable, str(HERE / "raw_server.py")], {})
+    stream = _BrokenClientStream()
+    relay = StdioRelay(Guard.from_config({}), "agent", backend, stream, stream)
+    assert await asyncio.wait_for(relay.run(), TIMEOUT) == RELAY_FAILED
+    assert "the client-to-server relay failed (RuntimeError); stopping." in caplog.text
+    assert backend.proc.returncode is not None

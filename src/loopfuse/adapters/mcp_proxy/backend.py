@@ -10,12 +10,16 @@ import signal
 import sys
 from collections.abc import Mapping, Sequence
 
+from .streams import LINE_LIMIT, OVERSIZED, read_line
+
 __all__ = ["Backend", "exit_status"]
 
 STDERR_TAIL = 20
-LINE_LIMIT = 1 << 30
 CLOSE_GRACE = 5.0
 TERM_GRACE = 2.0
+GROUP_POLL = 0.05
+EXIT_POLL = 0.05
+GROUP_POLLS = 20
 
 
 class Backend:
@@ -54,40 +58,76 @@ class Backend:
 
     async def _relay_stderr(self) -> None:
         assert self.proc.stderr is not None
-        async for raw in self.proc.stderr:
-            text = raw.decode("utf-8", "replace").rstrip("\r\n")
-            self.tail.append(text)
-            _write_stderr(raw if raw.endswith(b"\n") else raw + b"\n")
+        with contextlib.suppress(OSError):
+            while raw := await read_line(self.proc.stderr):
+                self._relay_stderr_line(raw if raw is not OVERSIZED else b"(a line over the limit)\n")
 
-    def signal(self, signum: int) -> None:
-        """Pass ``signum`` on to the backend, if it still runs."""
-        if self.proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                self.proc.send_signal(signum)
+    def _relay_stderr_line(self, raw: bytes) -> None:
+        self.tail.append(raw.decode("utf-8", "replace").rstrip("\r\n"))
+        _write_stderr(raw)
+
+    def signal(self, signum: int) -> bool:
+        """Send ``signum`` to the backend's whole process group (its own children too);
+        False when no process is left in it."""
+        try:
+            os.killpg(self.proc.pid, signum)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
 
     async def wait(self, timeout: float | None = None) -> int | None:
-        """The exit status once the process ended (None if ``timeout`` passed first)."""
-        try:
-            return await asyncio.wait_for(self.proc.wait(), timeout)
-        except TimeoutError:
-            return None
+        """The exit status once the process ended (None if ``timeout`` passed first).
+        Polled: asyncio's own ``wait`` also waits for the pipes, which a grandchild may hold."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while (status := self.proc.returncode) is None:
+            if deadline is not None and loop.time() >= deadline:
+                return None
+            await asyncio.sleep(EXIT_POLL)
+        return status
 
     async def drain_stderr(self, timeout: float = 2.0) -> None:
         """Wait until every stderr line was relayed (bounded: a grandchild may hold the pipe)."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(self._stderr_task), timeout)
 
-    async def close(self) -> int:
-        """The stdio shutdown: close its stdin, then SIGTERM, then SIGKILL; its exit status."""
-        if self.proc.returncode is None:
-            self.stdin.close()
-        for step, grace in ((None, CLOSE_GRACE), (signal.SIGTERM, TERM_GRACE), (signal.SIGKILL, None)):
+    def close_stdin(self) -> None:
+        """End the backend's input: a stdio server answers what it has and exits."""
+        with contextlib.suppress(OSError, RuntimeError):
+            if not self.stdin.is_closing():
+                self.stdin.close()
+
+    async def close(self, grace: float = CLOSE_GRACE) -> int:
+        """The stdio shutdown: close its stdin, wait ``grace``, then SIGTERM, then SIGKILL;
+        then whatever is left in its process group goes too. Its exit status."""
+        self.close_stdin()
+        return await self._end(((None, grace), (signal.SIGTERM, TERM_GRACE), (signal.SIGKILL, None)))
+
+    async def stop(self, grace: float) -> int:
+        """After a signal was passed on: wait ``grace``, then SIGKILL; then the group."""
+        return await self._end(((None, grace), (signal.SIGKILL, None)))
+
+    async def _end(self, steps: tuple[tuple[int | None, float | None], ...]) -> int:
+        status: int | None = None
+        for step, grace in steps:
             if step is not None:
                 self.signal(step)
             status = await self.wait(grace)
             if status is not None:
-                return status
-        return self.proc.returncode or 0  # pragma: no cover - SIGKILL always ends it
+                break
+        await self.end_group()
+        await self.drain_stderr()
+        return status if status is not None else -signal.SIGKILL
+
+    async def end_group(self) -> None:
+        """The backend's children still in its process group: SIGTERM, then SIGKILL."""
+        if not self.signal(signal.SIGTERM):
+            return
+        for _ in range(GROUP_POLLS):
+            await asyncio.sleep(GROUP_POLL)
+            if not self.signal(0):
+                return
+        self.signal(signal.SIGKILL)
 
     def report_death(self, status: int) -> None:
         """Write the exit status and the backend's last stderr lines to our stderr."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,8 @@ __all__ = [
     "denial_result",
     "error_line",
     "parse_client_line",
+    "parse_line",
+    "recover_id",
     "response_ok",
     "tool_call",
 ]
@@ -28,7 +31,8 @@ _MODERN_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 
 @dataclass(frozen=True, slots=True)
 class Incoming:
-    """A client line the relay understood: forward it unless ``error`` says why not."""
+    """A client line the relay read: forward ``message`` if set, else answer ``error`` if
+    set, else drop the line (a parse error without an id to answer to)."""
 
     message: dict[str, Any] | None
     error: bytes | None = None
@@ -45,9 +49,13 @@ class Incoming:
 def parse_client_line(line: bytes) -> Incoming:
     """The message on ``line``, or the JSON-RPC error that answers a malformed one."""
     try:
-        message = json.loads(line)
-    except ValueError:
-        return Incoming(None, error_line(None, PARSE_ERROR, "Parse error: the line is not JSON"))
+        message = parse_line(line)
+    except (ValueError, RecursionError) as exc:
+        request_id = recover_id(line)
+        if request_id is None:
+            return Incoming(None)
+        why = "is nested too deeply" if isinstance(exc, RecursionError) else "is not JSON"
+        return Incoming(None, error_line(request_id, PARSE_ERROR, f"Parse error: the line {why}"))
     if isinstance(message, list):
         text = "Invalid Request: JSON-RPC batches are not supported by loopfuse proxy"
         return Incoming(None, error_line(None, INVALID_REQUEST, text))
@@ -60,6 +68,44 @@ def parse_client_line(line: bytes) -> Incoming:
     if method is not None and not isinstance(method, str):
         return Incoming(None, error_line(_valid_id(message), INVALID_REQUEST, "Invalid Request: bad method"))
     return Incoming(message)
+
+
+def parse_line(line: bytes) -> Any:
+    """The JSON value on ``line``; raises ValueError (also for bad UTF-8) or RecursionError."""
+    return json.loads(line)
+
+
+_COLON = re.compile(r"\s*:\s*")
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]', re.DOTALL)
+
+
+def recover_id(line: bytes) -> str | int | None:
+    """The ``id`` member of the top-level object on a line that does not parse, if readable."""
+    text = line.decode("utf-8", "replace")
+    depth, previous = 0, ""
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if depth == 0 and token != "{":
+            return None
+        if depth == 1 and token == '"id"' and previous in ("{", ","):
+            return _id_after(text, match.end())
+        if len(token) == 1:
+            depth += (token in "{[") - (token in "}]")
+        if depth == 1:
+            previous = token
+    return None
+
+
+def _id_after(text: str, position: int) -> str | int | None:
+    """The string or integer after the colon at ``position`` (after optional spaces)."""
+    colon = _COLON.match(text, position)
+    if colon is None:
+        return None
+    try:
+        value, _ = json.JSONDecoder().raw_decode(text, colon.end())
+    except ValueError:
+        return None
+    return _valid_id({"id": value})
 
 
 def _valid_id(message: Any) -> Any:
@@ -108,4 +154,4 @@ def response_ok(message: dict[str, Any]) -> bool:
 
 
 def _line(body: dict[str, Any]) -> bytes:
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n"
+    return json.dumps(body, separators=(",", ":")).encode("ascii") + b"\n"

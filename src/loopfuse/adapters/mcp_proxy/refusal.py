@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from ...errors import LoopAbortedError
@@ -13,6 +15,10 @@ if TYPE_CHECKING:
 
 __all__ = ["refusal_text"]
 
+_ESCALATED_KEPT = 4096
+_escalated: OrderedDict[Any, None] = OrderedDict()
+"""The (guard, agent) pairs whose escalation was logged, until their streak resets; bounded."""
+
 
 def refusal_text(decision: Decision, agent: Any, guard: Guard) -> str | None:
     """None when allowed; else the denial text, or the stop text once the agent escalated.
@@ -20,11 +26,14 @@ def refusal_text(decision: Decision, agent: Any, guard: Guard) -> str | None:
     An MCP server cannot stop its client's run: after escalation it keeps refusing,
     and the text says the agent is stuck and must stop calling tools.
     """
-    if decision.allowed:
-        return None
-    if not decision.escalate:
-        return decision.message
-    logger.warning("loopfuse: agent %s escalated on %s; still refusing", agent, decision.tool)
+    if decision.allowed or not decision.escalate:
+        if _escalated:
+            _forget(guard, agent)
+        return None if decision.allowed else decision.message
+    if _first_escalation(guard, agent):
+        logger.warning(
+            "loopfuse: agent %s escalated on %s; refusing its calls from now on", agent, decision.tool
+        )
     stop = LoopAbortedError(
         agent=str(agent),
         tool=decision.tool,
@@ -32,3 +41,22 @@ def refusal_text(decision: Decision, agent: Any, guard: Guard) -> str | None:
         kind=decision.kind,
     )
     return f"{stop} Stop calling tools and report to the user what is blocking you."
+
+
+def _first_escalation(guard: Guard, agent: Any) -> bool:
+    """True once per escalation of ``agent`` (until a call of it is allowed again)."""
+    try:
+        key = (id(guard), agent)
+        if key in _escalated:
+            return False
+        _escalated[key] = None
+    except TypeError:  # an unhashable agent: log every time rather than never
+        return True
+    if len(_escalated) > _ESCALATED_KEPT:
+        _escalated.popitem(last=False)
+    return True
+
+
+def _forget(guard: Guard, agent: Any) -> None:
+    with contextlib.suppress(TypeError):
+        _escalated.pop((id(guard), agent), None)

@@ -5,28 +5,38 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import signal
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ...guard import Guard
 from ...incidents import logger
-from .backend import Backend, describe_status, exit_status
+from .backend import CLOSE_GRACE, Backend, describe_status, exit_status
 from .jsonrpc import (
     BACKEND_GONE,
+    INTERNAL_ERROR,
     denial_result,
     error_line,
     parse_client_line,
+    parse_line,
+    recover_id,
     response_ok,
     tool_call,
 )
 from .refusal import refusal_text
-from .streams import LineReader, LineWriter
+from .streams import OVERSIZED, LineReader, LineWriter, read_line
 
-__all__ = ["StdioRelay"]
+__all__ = ["RELAY_FAILED", "StdioRelay"]
 
 _NOT_PENDING = object()
 SIGNAL_GRACE = 5.0
+DRAIN_GRACE = 0.5
+RELAY_FAILED = 70
+"""The exit status when a relay task failed (EX_SOFTWARE): a bug in the proxy, never a hang."""
+_UNREADABLE_ANSWER = (
+    "loopfuse proxy: the MCP server's answer to this request could not be read "
+    "(not JSON, or nested too deeply); it was dropped."
+)
 
 
 class StdioRelay:
@@ -41,48 +51,105 @@ class StdioRelay:
         self._dead_text: str | None = None
         self._death_status: int | None = None
         self._signalled: int | None = None
+        self._failure: str | None = None
+        self._client_gone = False
+        self._grace_spent = False
         self._finished = asyncio.Event()
+        self.dropped = {"client": 0, "server": 0}
 
     async def run(self) -> int:
-        """Relay until the client leaves or a signal stopped the backend; the exit status."""
+        """Relay until the client left and the backend's answers are out, a signal stopped
+        the backend, or a relay task failed; the exit status."""
         self._install_signal_handlers()
-        up = asyncio.create_task(self._client_to_backend())
-        down = asyncio.create_task(self._backend_to_client())
+        self._down = asyncio.create_task(self._guarded(self._backend_to_client, "server-to-client relay"))
+        up = asyncio.create_task(self._guarded(self._client_to_backend, "client-to-server relay"))
+        watch = asyncio.create_task(self._guarded(self._watch_backend, "server watch"))
         await self._finished.wait()
-        for task in (up, down):
+        for task in (up, self._down, watch):
             task.cancel()
-        await asyncio.gather(up, down, return_exceptions=True)
+        await asyncio.gather(up, self._down, watch, return_exceptions=True)
+        self._report_drops()
         return await self._exit_status()
+
+    async def _guarded(self, relay: Callable[[], Awaitable[None]], name: str) -> None:
+        """Run one of the proxy's tasks; if it fails, say so and end the proxy (never a silent hang)."""
+        try:
+            await relay()
+        except Exception as exc:  # any failure ends the proxy, loudly
+            self._failure = f"loopfuse proxy: the {name} failed ({type(exc).__name__}); stopping."
+            logger.error("%s", self._failure)
+            self._finished.set()
+
+    async def _watch_backend(self) -> None:
+        """Once the backend exited, its children still holding its stdout go too, so that
+        the relay sees the end of its output (after a moment to read its last lines)."""
+        await self.backend.wait()
+        await asyncio.wait({self._down}, timeout=DRAIN_GRACE)
+        if not self._down.done():
+            await self.backend.end_group()
 
     async def _exit_status(self) -> int:
         if self._signalled is not None:
-            await self._stop_after_signal()
+            await self.backend.stop(SIGNAL_GRACE)
             return 128 + self._signalled
+        await self.backend.close(0 if self._failure or self._grace_spent else CLOSE_GRACE)
+        if self._failure is not None:
+            return RELAY_FAILED
         if self._death_status is not None:
             return exit_status(self._death_status) or 1
-        await self.backend.close()
-        await self.backend.drain_stderr()
         return 0
+
+    def _drop(self, side: str, why: str) -> None:
+        self.dropped[side] += 1
+        if self.dropped[side] == 1:
+            logger.warning(
+                "loopfuse proxy: dropped a line from the %s: %s (later ones are counted)", side, why
+            )
+
+    def _report_drops(self) -> None:
+        if any(self.dropped.values()):
+            client, server = self.dropped["client"], self.dropped["server"]
+            logger.warning("loopfuse proxy: dropped %d client lines and %d MCP server lines", client, server)
 
     # client -> backend
 
     async def _client_to_backend(self) -> None:
         try:
-            while line := await self._in.readline():
-                await self._from_client(line if line.endswith(b"\n") else line + b"\n")
-        except (OSError, ValueError) as exc:
-            logger.warning("loopfuse proxy: cannot read from the client: %s", exc)
+            while line := await read_line(self._in):
+                await self._from_client(line)
+        except OSError as exc:
+            logger.warning(
+                "loopfuse proxy: cannot read from the client: %s", exc.strerror or type(exc).__name__
+            )
+        self._client_left()
+
+    def _client_left(self) -> None:
+        """The client's input ended: the backend answers what is in flight, then exits."""
+        self._client_gone = True
+        if self._down.done():
+            self._finished.set()
+            return
+        self.backend.close_stdin()
+        asyncio.get_running_loop().call_later(CLOSE_GRACE, self._grace_over)
+
+    def _grace_over(self) -> None:
+        self._grace_spent = True
         self._finished.set()
 
     async def _from_client(self, line: bytes) -> None:
+        if line is OVERSIZED:
+            self._drop("client", "longer than the line limit")
+            return
         if not line.strip():
             return
         incoming = parse_client_line(line)
-        if incoming.error is not None:
-            await self._to_client(incoming.error)
-            return
         message = incoming.message
-        assert message is not None
+        if message is None:
+            if incoming.error is None:
+                self._drop("client", "not JSON, and no id to answer the parse error to")
+            else:
+                await self._to_client(incoming.error)
+            return
         if self._dead_text is not None:
             if incoming.method is not None and incoming.has_id:
                 await self._to_client(error_line(message["id"], BACKEND_GONE, self._dead_text))
@@ -134,30 +201,48 @@ class StdioRelay:
 
     async def _backend_to_client(self) -> None:
         try:
-            while line := await self.backend.stdout.readline():
-                await self._from_backend(line if line.endswith(b"\n") else line + b"\n")
-        except (OSError, ValueError) as exc:
-            logger.warning("loopfuse proxy: cannot read from the MCP server: %s", exc)
+            while line := await read_line(self.backend.stdout):
+                await self._from_backend(line)
+        except OSError as exc:
+            logger.warning(
+                "loopfuse proxy: cannot read from the MCP server: %s", exc.strerror or type(exc).__name__
+            )
         await self._backend_ended()
 
     async def _from_backend(self, line: bytes) -> None:
-        head = line.lstrip()[:1]
-        if head not in (b"{", b"["):
-            if head:
-                logger.warning("loopfuse proxy: dropped a non-JSON line the MCP server wrote on stdout")
+        if line is OVERSIZED:
+            self._drop("server", "longer than the line limit")
+            return
+        if not line.strip():
+            return
+        try:
+            message = parse_line(line)
+        except (ValueError, RecursionError):
+            await self._unreadable_answer(line)
+            return
+        if not isinstance(message, dict | list):
+            self._drop("server", "not a JSON-RPC message")
             return
         await self._to_client(line)
-        if self._pending:
-            self._settle(line)
+        if self._pending and isinstance(message, dict):
+            self._settle(message)
 
-    def _settle(self, line: bytes) -> None:
+    async def _unreadable_answer(self, line: bytes) -> None:
+        """Drop a line that does not parse; answer the request it answered, if it says which."""
+        self._drop("server", "not JSON (or nested too deeply to read)")
+        request_id = recover_id(line)
+        if request_id is not None and self._pending.pop(request_id, _NOT_PENDING) is not _NOT_PENDING:
+            await self._to_client(error_line(request_id, INTERNAL_ERROR, _UNREADABLE_ANSWER))
+
+    def _settle(self, message: dict[str, Any]) -> None:
         """Record the result of a response to one of the client's tool calls."""
+        if "method" in message:
+            return  # a request from the server, not an answer
         try:
-            message = json.loads(line)
             call = self._pending.pop(message["id"], _NOT_PENDING)
-        except (ValueError, KeyError, TypeError):
+        except (KeyError, TypeError):
             return
-        if isinstance(call, tuple) and "method" not in message:
+        if isinstance(call, tuple):
             tool, args = call
             try:
                 result = message.get("result")
@@ -171,7 +256,7 @@ class StdioRelay:
             self.backend.signal(signal.SIGKILL)
             status = await self.backend.wait() or -signal.SIGKILL
         await self.backend.drain_stderr()
-        if self._signalled is not None or self._finished.is_set():
+        if self._signalled is not None or self._client_gone:
             self._finished.set()
             return
         self._death_status = status
@@ -194,6 +279,7 @@ class StdioRelay:
             self._out.write(line)
             await self._out.drain()
         except (ConnectionError, OSError, RuntimeError):
+            self._client_gone = True
             self._finished.set()
 
     # signals
@@ -208,9 +294,3 @@ class StdioRelay:
         self._signalled = signum
         self.backend.signal(signum)
         self._finished.set()
-
-    async def _stop_after_signal(self) -> None:
-        if await self.backend.wait(SIGNAL_GRACE) is None:
-            self.backend.signal(signal.SIGKILL)
-            await self.backend.wait()
-        await self.backend.drain_stderr()

@@ -1,0 +1,189 @@
+"""The stdio proxy never hangs or loses answers: pipelined input from a file, empty input,
+malformed lines from either side, grandchildren at shutdown. Real subprocesses throughout,
+in front of ``raw_server.py`` (a raw JSON-RPC stdio server); every wait has a timeout."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import HERE, TIMEOUT, RawSession, child_env
+
+RAW_SERVER = str(HERE / "raw_server.py")
+DEEP = 1000
+
+
+def _argv(*backend: str, config: str = "/dev/null") -> list[str]:
+    return ["-m", "loopfuse.cli", "proxy", "--config", config, "--", sys.executable, *backend]
+
+
+@pytest.fixture
+def raw_session() -> Iterator[RawSession]:
+    session = RawSession(_argv(RAW_SERVER), child_env())
+    yield session
+    session.kill()
+
+
+def _request(request_id: int, tool: str, **arguments: Any) -> dict[str, Any]:
+    params = {"name": tool, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def _text(answer: dict[str, Any]) -> str:
+    text: str = answer["result"]["content"][0]["text"]
+    return text
+
+
+def _run(stdin: Any, timeout: float = TIMEOUT) -> subprocess.CompletedProcess[bytes]:
+    argv = [sys.executable, *_argv(RAW_SERVER)]
+    return subprocess.run(
+        argv, stdin=stdin, capture_output=True, env=child_env(), timeout=timeout, check=False
+    )
+
+
+def test_pipelined_requests_from_a_file_all_get_their_answer(tmp_path: Path) -> None:
+    requests = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}]
+    requests += [_request(i, "echo", text=f"call {i}", delay=0.3) for i in range(2, 9)]
+    path = tmp_path / "requests.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in requests))
+    with path.open("rb") as stdin:
+        result = _run(stdin)
+    answers = [json.loads(line) for line in result.stdout.splitlines()]
+    assert result.returncode == 0, result.stderr
+    assert sorted(a["id"] for a in answers) == list(range(1, 9))
+    assert sorted(_text(a) for a in answers[1:] if a["id"] != 1) == [f"call {i}" for i in range(2, 9)]
+    assert b"Traceback" not in result.stderr
+
+
+def test_empty_input_exits_0_at_once_without_a_traceback() -> None:
+    start = time.monotonic()
+    result = _run(subprocess.DEVNULL, timeout=10)
+    assert result.returncode == 0
+    assert time.monotonic() - start < 5
+    assert result.stdout == b""
+    assert b"Traceback" not in result.stderr and b"Error" not in result.stderr
+
+
+def _nested(request_id: int) -> bytes:
+    head = f'{{"jsonrpc": "2.0", "id": {request_id}, "method": "tools/call", "params": '
+    return head.encode() + b"[" * DEEP + b"]" * DEEP + b"}"
+
+
+# (line, the id of the -32700 answer it gets, or None when it is dropped)
+CLIENT_LINES = {
+    "deep nesting without an id": (b"[" * DEEP, None),
+    "deep nesting with an id": (_nested(41), 41),
+    "json-shaped junk": (b'{"a": [1, 2', None),
+    "json-shaped junk with an id": (b'{"jsonrpc": "2.0", "id": 42, "method": "tools/list", "params": {', 42),
+    "unbalanced brackets": (b"]]]}}}{{{[[[", None),
+    "invalid utf-8": (b'{"jsonrpc": "2.0", "id": 43, "method": "tools/list", "x": "\xff\xfe"}', 43),
+    "nul bytes": (b"\x00" * 100, None),
+    "huge junk line": (b"{" + b"x" * (8 << 20), None),
+    "line over the limit": (b'{"jsonrpc": "2.0", "id": 44, "junk": "' + b"y" * (65 << 20), None),
+}
+
+
+@pytest.mark.parametrize("case", CLIENT_LINES)
+def test_after_a_malformed_client_line_the_next_request_is_answered(
+    raw_session: RawSession, case: str
+) -> None:
+    line, answer_id = CLIENT_LINES[case]
+    raw_session.send_raw(line + b"\n")
+    if answer_id is not None:
+        answer = raw_session.receive()
+        assert (answer["id"], answer["error"]["code"]) == (answer_id, -32700)
+    raw_session.send(_request(1, "echo", text="still here"))
+    assert _text(raw_session.receive()) == "still here"
+    assert raw_session.close() == 0
+
+
+BACKEND_LINES: dict[str, bytes | tuple[bytes, int]] = {
+    "deep nesting": b"[" * DEEP + b"]" * DEEP,
+    "deep nesting, an answer to nobody": b'{"jsonrpc": "2.0", "id": 999, "result": '
+    + b"[" * DEEP
+    + b"]" * DEEP
+    + b"}",
+    "json-shaped junk": b'{"jsonrpc": "2.0", "id": 999, "result": {',
+    "not json at all": b"Server ready!",
+    "a bare json number": b"12345",
+    "invalid utf-8": b'{"jsonrpc": "2.0", "method": "notifications/x", "params": {"x": "\xff"}}',
+    "huge junk line": (b"[" + b"x" * 1023, 8 << 10),
+    "line over the limit": (b"{" + b"z" * 1023, 65 << 10),
+}
+
+
+@pytest.mark.parametrize("case", BACKEND_LINES)
+def test_after_a_malformed_backend_line_the_next_request_is_answered(
+    raw_session: RawSession, case: str
+) -> None:
+    line, times = value if isinstance(value := BACKEND_LINES[case], tuple) else (value, 1)
+    raw_session.send(_request(1, "emit", hex=line.hex(), times=times))
+    assert _text(raw_session.receive()) == "emitted"  # the malformed line never reached us
+    raw_session.send(_request(2, "echo", text="still here"))
+    assert _text(raw_session.receive()) == "still here"
+    assert raw_session.close() == 0
+    assert "dropped 0 client lines and 1 MCP server lines" in raw_session.stderr
+
+
+def test_an_unreadable_answer_to_a_pending_request_becomes_an_error(raw_session: RawSession) -> None:
+    deep = b'{"jsonrpc": "2.0", "id": 7, "result": ' + b"[" * DEEP + b"]" * DEEP + b"}"
+    raw_session.send(_request(7, "emit", hex=deep.hex()))
+    answer = raw_session.receive()
+    assert (answer["id"], answer["error"]["code"]) == (7, -32603)
+    raw_session.send(_request(8, "echo", text="still here"))
+    assert _text(raw_session.response_to(8)) == "still here"
+    assert raw_session.close() == 0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
+def test_no_grandchild_is_left_after_the_client_leaves(raw_session: RawSession) -> None:
+    raw_session.send(_request(1, "spawn"))
+    grandchild = int(_text(raw_session.receive()))
+    assert _alive(grandchild)
+    start = time.monotonic()
+    assert raw_session.close() == 0
+    assert time.monotonic() - start < 4.5  # not the 5 s grace: the server itself exited
+    assert _gone_within(grandchild, 5)
+
+
+def test_no_grandchild_is_left_after_a_signal(raw_session: RawSession) -> None:
+    raw_session.send(_request(1, "spawn"))
+    grandchild = int(_text(raw_session.receive()))
+    raw_session.proc.terminate()
+    assert raw_session.proc.wait(TIMEOUT) == 128 + 15
+    assert _gone_within(grandchild, 5)
+
+
+def test_escalation_is_logged_once(tmp_path: Path) -> None:
+    config = tmp_path / "loopfuse.toml"
+    config.write_text("[circuit_breaker]\nduplicate_limit = 1\n\n[guard]\nabort_after_denials = 2\n")
+    session = RawSession(_argv(RAW_SERVER, config=str(config)), child_env())
+    try:
+        answers = [session.call("echo", {"text": "same"}) for _ in range(8)]
+        stopped = [a for a in answers if "Stop calling tools" in _text(a)]
+        assert len(stopped) >= 3 and all(a["result"]["isError"] for a in stopped)
+        assert session.close() == 0
+    finally:
+        session.kill()
+    assert session.stderr.count("escalated") == 1
