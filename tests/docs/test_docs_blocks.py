@@ -33,7 +33,7 @@ FOREIGN_TOML = {"mcp_servers"}  # Codex's config.toml, shown in docs/mcp.md
 RUNNER = """
 import ast, asyncio, sys
 source = open(sys.argv[1]).read()
-code = compile(source, "<docs block>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+code = compile(source, sys.argv[1], "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
 namespace = {"__name__": "__main__"}
 result = eval(code, namespace)
 if asyncio.iscoroutine(result):
