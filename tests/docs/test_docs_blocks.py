@@ -19,12 +19,14 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from loopfuse import parse_config
+from tests.stores.conftest import REDIS_SERVER, RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -97,8 +99,19 @@ def _workdir(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real redis-server for the blocks that read ``REDIS_URL``."""
+    if REDIS_SERVER is None:
+        pytest.skip("needs a redis-server binary")
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    server.start()
+    yield server.url
+    server.stop()
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ, **extra)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
     for key in ("LOOPFUSE_CONFIG", "LOOPFUSE_MAX_REPEATS"):
         env.pop(key, None)
@@ -121,13 +134,14 @@ def test_the_readme_stays_short() -> None:
 
 
 @pytest.mark.parametrize("block", _of("python"), ids=str)
-def test_python_block_runs(block: Block, tmp_path: Path) -> None:
+def test_python_block_runs(block: Block, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    extra = {"REDIS_URL": request.getfixturevalue("redis_url")} if "REDIS_URL" in block.text else {}
     cwd = _workdir(tmp_path)
     (cwd / "_block.py").write_text(block.text)
     done = subprocess.run(
         [sys.executable, "-c", RUNNER, "_block.py"],
         cwd=cwd,
-        env=_env(),
+        env=_env(**extra),
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
