@@ -195,3 +195,20 @@ def test_console_block_prints_what_it_shows(run: tuple[Block, str, str], tmp_pat
     )
     assert done.returncode in (0, 1), f"{block} {command}: {done.stderr[-2000:]}"
     assert _matches(output, done.stdout), f"{block} {command} printed:\n{done.stdout}"
+
+
+def test_every_example_configuration_is_accepted() -> None:
+    for path in sorted((ROOT / "examples").glob("*.toml")):
+        parse_config(tomllib.loads(path.read_text()))
+
+
+def test_the_site_builds_strictly(tmp_path: Path) -> None:
+    pytest.importorskip("mkdocs", reason="mkdocs comes with the dev extra")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 0, done.stderr
