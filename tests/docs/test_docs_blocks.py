@@ -3,7 +3,8 @@
 - ```python blocks run in a fresh subprocess (top-level ``await`` allowed), cwd a temporary
   directory holding a copy of ``examples/``, with a timeout. A block followed by a ```text block
   introduced by a line ending in "prints:" must print that text (``...`` matches anything).
-- ```toml blocks parse; those made of loopfuse sections are accepted by ``loopfuse.parse_config``.
+- ```toml blocks parse; those made of loopfuse sections are accepted by ``loopfuse.parse_config``,
+  and one introduced by a line ending in "with the defaults:" gives the default configuration.
 - ```json blocks parse (one document, or one per line).
 - ```console blocks whose commands are ``$ loopfuse ...`` run, and print what the block shows.
 - Every fence names its language, so nothing is run or skipped by accident.
@@ -50,6 +51,7 @@ class Block:
     lang: str
     text: str
     prints: str | None = None
+    intro: str = ""
 
     def __str__(self) -> str:
         return f"{self.page}:{self.line}:{self.lang}"
@@ -74,11 +76,11 @@ def _blocks() -> list[Block]:
     blocks: list[Block] = []
     for path in PAGES:
         fences = _fences(path)
-        for k, (line, lang, body, _) in enumerate(fences):
+        for k, (line, lang, body, intro) in enumerate(fences):
             after = fences[k + 1] if k + 1 < len(fences) else None
             prints = after[2] if after and after[1] == "text" and after[3].endswith("prints:") else None
             page = str(path.relative_to(ROOT))
-            blocks.append(Block(page, line, lang, body, prints))
+            blocks.append(Block(page, line, lang, body, prints, intro))
     return blocks
 
 
@@ -156,7 +158,9 @@ def test_python_block_runs(block: Block, tmp_path: Path, request: pytest.Fixture
 def test_toml_block_parses(block: Block) -> None:
     data = tomllib.loads(block.text)
     if not set(data) & FOREIGN_TOML:
-        parse_config(data)
+        config = parse_config(data)
+        if block.intro.endswith("with the defaults:"):
+            assert config == parse_config({}), f"{block} is not the defaults"
 
 
 @pytest.mark.parametrize("block", _of("json"), ids=str)
