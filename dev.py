@@ -57,7 +57,7 @@ def check(pytest_args: list[str]) -> None:
     run(BIN / "ruff", "check", "src", "tests", "bench", "dev.py")
     run(BIN / "ruff", "format", "--check", "src", "tests", "bench", "dev.py")
     run(BIN / "mypy")
-    run(BIN / "mkdocs", "build", "--strict", "--quiet", "--site-dir", ROOT / "site")
+    run(BIN / "mkdocs", "build", "--strict", "--site-dir", ROOT / "site")
     run(PY, "-m", "pytest", *pytest_args)
 
 
