@@ -216,3 +216,10 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
         timeout=TIMEOUT,
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_the_readme_links_to_files_that_exist() -> None:
+    text = (ROOT / "README.md").read_text()
+    targets = re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", text)
+    assert "docs/quickstart.md" in targets
+    assert [t for t in targets if not (ROOT / t).is_file()] == []
