@@ -2,7 +2,7 @@
 """Set up and run loopfuse's jobs with nothing but Python 3.11+.
 
     python3 dev.py demo    # set up, then replay the bundled example runs through the guard
-    python3 dev.py check   # set up with every extra, then ruff, mypy --strict and pytest
+    python3 dev.py check   # set up with every extra, then ruff, mypy --strict, the docs and pytest
 
 Setup makes ./.venv and installs the package editable into it; it is redone only when
 pyproject.toml changes. Extra arguments after `check` go to pytest.
@@ -57,6 +57,7 @@ def check(pytest_args: list[str]) -> None:
     run(BIN / "ruff", "check", "src", "tests", "bench", "dev.py")
     run(BIN / "ruff", "format", "--check", "src", "tests", "bench", "dev.py")
     run(BIN / "mypy")
+    run(BIN / "mkdocs", "build", "--strict", "--site-dir", ROOT / "site")
     run(PY, "-m", "pytest", *pytest_args)
 
 
