@@ -17,7 +17,7 @@ def _server(guard: Guard, runs: list[str]) -> FastMCP:
     @server.tool
     def search(query: str) -> str:
         runs.append(query)
-        return f"{len(runs)} results"
+        return f"results for {query}"  # the same call returns the same result: no progress
 
     @server.tool
     def broken() -> str:
@@ -30,7 +30,7 @@ def _server(guard: Guard, runs: list[str]) -> FastMCP:
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_identical_calls_are_denied_with_an_error_result_and_the_tool_does_not_run(mode: str) -> None:
     runs: list[str] = []
-    guard = Guard.from_config({"circuit_breaker": {"duplicate_limit": 2}})
+    guard = Guard.from_config({"circuit_breaker": {"duplicate_limit": 2, "result_limit": 2}})
     async with Client(_server(guard, runs), mode=mode, timeout=TIMEOUT) as client:
         results = [await client.call_tool("search", {"query": "q"}, raise_on_error=False) for _ in range(4)]
         different = await client.call_tool("search", {"query": "other"}, raise_on_error=False)
@@ -42,7 +42,7 @@ async def test_identical_calls_are_denied_with_an_error_result_and_the_tool_does
 
 async def test_each_handshake_session_is_its_own_scope() -> None:
     runs: list[str] = []
-    server = _server(Guard.from_config({"circuit_breaker": {"duplicate_limit": 1}}), runs)
+    server = _server(Guard.from_config({"circuit_breaker": {"duplicate_limit": 1, "result_limit": 1}}), runs)
     for _ in range(2):
         async with Client(server, mode="legacy", timeout=TIMEOUT) as client:
             first = await client.call_tool("search", {"query": "q"}, raise_on_error=False)
@@ -53,7 +53,7 @@ async def test_each_handshake_session_is_its_own_scope() -> None:
 
 async def test_after_escalation_every_denial_says_the_agent_is_stuck() -> None:
     guard = Guard.from_config(
-        {"circuit_breaker": {"duplicate_limit": 1}, "guard": {"abort_after_denials": 2}}
+        {"circuit_breaker": {"duplicate_limit": 1, "result_limit": 1}, "guard": {"abort_after_denials": 2}}
     )
     async with Client(_server(guard, []), timeout=TIMEOUT) as client:
         results = [await client.call_tool("search", {"query": "q"}, raise_on_error=False) for _ in range(4)]
@@ -63,7 +63,24 @@ async def test_after_escalation_every_denial_says_the_agent_is_stuck() -> None:
 
 
 async def test_a_tool_error_passes_through_unchanged() -> None:
-    guard = Guard.from_config({"circuit_breaker": {"duplicate_limit": 5}})
+    guard = Guard.from_config({"circuit_breaker": {"duplicate_limit": 5, "result_limit": 5}})
     async with Client(_server(guard, []), timeout=TIMEOUT) as client:
         result = await client.call_tool("broken", {}, raise_on_error=False)
     assert result.is_error and "backend unavailable" in result.content[0].text
+
+
+async def test_results_reach_the_guard_so_new_results_count_as_progress() -> None:
+    guard = Guard.from_config({"circuit_breaker": {"duplicate_limit": 2}})
+    server = FastMCP("counter")
+    calls: list[int] = []
+
+    @server.tool
+    def poll() -> str:
+        calls.append(1)
+        return f"{len(calls)} new items"  # a new result every time: progress, not a loop
+
+    server.add_middleware(LoopfuseMiddleware(guard))
+    async with Client(server, timeout=TIMEOUT) as client:
+        results = [await client.call_tool("poll", {}, raise_on_error=False) for _ in range(4)]
+    assert [r.is_error for r in results] == [False] * 4
+    assert guard.stats()["fail_open"] == {}

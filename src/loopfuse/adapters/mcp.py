@@ -57,7 +57,7 @@ class LoopfuseMiddleware(Middleware):
         except Exception:
             await self._record(tool, args, None, agent, ok=False)
             raise
-        await self._record(tool, args, result.content, agent, ok=not result.is_error)
+        await self._record(tool, args, _content(result.content), agent, ok=not result.is_error)
         return result
 
     async def _record(self, tool: str, args: Any, result: Any, agent: str, *, ok: bool) -> None:
@@ -65,6 +65,13 @@ class LoopfuseMiddleware(Middleware):
             await self.guard.arecord_result(tool, args, result, agent, ok=ok)
         except Exception:
             logger.exception("loopfuse: record_result failed for %s", tool)
+
+
+def _content(blocks: Any) -> Any:
+    """The result's content blocks as plain data (pydantic models cannot be digested)."""
+    if not isinstance(blocks, list):
+        return blocks
+    return [b.model_dump(mode="json") if hasattr(b, "model_dump") else b for b in blocks]
 
 
 def session_scope(ctx: Any) -> str:
