@@ -126,7 +126,7 @@ class GuardSettings:
 
     max_agents: int = 100_000
     agent_idle_seconds: float = 86_400.0
-    abort_after_denials: int | None = 20
+    abort_after_denials: int | None = 3
     mode: str = "enforce"
 
     def __post_init__(self) -> None:

@@ -73,15 +73,15 @@ async def test_endless_loop_async() -> None:
     assert_stopped(result, model)
 
 
-def test_default_limits_allow_five_same_results_in_a_row_then_stop_after_twenty_denials() -> None:
+def test_default_limits_stop_the_loop_inside_langgraphs_default_recursion_limit() -> None:
     counter = Counter()
     agent, model = loop_agent(Guard(), counter)
-    result = agent.invoke({"messages": [("user", "find it")]}, {"recursion_limit": 200})
+    result = agent.invoke({"messages": [("user", "find it")]})  # LangGraph's default recursion_limit
     # The adapter reports results: the same search returning the same result five times in
     # a row is the default same_result_limit; the sixth is refused.
     assert counter.runs == 5
-    assert model.turns == 5 + 20
-    assert "20 denials" in result["messages"][-1].content
+    assert model.turns == 5 + 3
+    assert "3 denials" in result["messages"][-1].content
 
 
 def test_healthy_run_with_legitimate_repeats_is_untouched() -> None:

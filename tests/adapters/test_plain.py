@@ -97,7 +97,8 @@ async def test_async_function_is_wrapped_as_async() -> None:
 
 async def test_concurrent_async_calls_count_exactly() -> None:
     fetch = CountingFetch()
-    guarded = Guard.from_config({"circuit_breaker": {"duplicate_limit": 3}}).wrap(fetch.__call__)
+    config = {"circuit_breaker": {"duplicate_limit": 3}, "guard": {"abort_after_denials": 0}}
+    guarded = Guard.from_config(config).wrap(fetch.__call__)
     answers = await asyncio.gather(*(guarded("u") for _ in range(10)))
     assert fetch.runs == 3 and answers.count("page") == 3
 

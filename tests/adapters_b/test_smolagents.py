@@ -118,7 +118,8 @@ def test_parallel_identical_calls_in_one_turn_are_counted_exactly() -> None:
     probe = ProbeTool()
     model = ScriptedModel([[("probe", {"q": "x"})] * 8, [("final_answer", {"answer": "done"})]])
     agent = ToolCallingAgent(tools=[probe], model=model, max_steps=5, verbosity_level=0, max_tool_threads=8)
-    guard_agent(agent, Guard.from_config({"circuit_breaker": {"duplicate_limit": 2, "result_limit": 2}}))
+    limits = {"duplicate_limit": 2, "result_limit": 2}
+    guard_agent(agent, Guard.from_config({"circuit_breaker": limits, "guard": {"abort_after_denials": 0}}))
 
     assert agent.run("go") == "done"
     assert len(probe.runs) == 2

@@ -21,7 +21,7 @@ def test_defaults() -> None:
     assert cb.exempt == ("todo_write", "ask_user_question", "exit_plan_mode")
     assert cb.ignore_args == ("description", "explanation", "reason", "thought", "purpose")
     assert config.loop_brake is None
-    assert config.guard.abort_after_denials == 20
+    assert config.guard.abort_after_denials == 3
 
 
 def test_original_plugin_spellings_are_accepted() -> None:
