@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+from collections.abc import Callable
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -46,12 +47,7 @@ def test_fuzz_malformed_client_lines_never_stop_the_relay() -> None:
         session.send_raw(line + b"\n")
         _echo(session, next(ids))
 
-    try:
-        one()
-        assert session.close() == 0
-        assert "Traceback" not in session.stderr
-    finally:
-        session.kill()
+    _runs_and_closes_cleanly(session, one)
 
 
 def test_fuzz_malformed_backend_lines_never_reach_the_client() -> None:
@@ -68,8 +64,12 @@ def test_fuzz_malformed_backend_lines_never_reach_the_client() -> None:
             pass  # a line that happens to be JSON-RPC is relayed; anything else is dropped
         _echo(session, next(ids))
 
+    _runs_and_closes_cleanly(session, one)
+
+
+def _runs_and_closes_cleanly(session: RawSession, run: Callable[[], None]) -> None:
     try:
-        one()
+        run()
         assert session.close() == 0
         assert "Traceback" not in session.stderr
     finally:
