@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 from ..transcripts.base import ReadTally
 from ..transcripts.detect import read_path
 from ..transcripts.model import ToolCall
-from ..transcripts.normalized import looks_normalized
+from ..transcripts.normalized import looks_normalized, row_call
 
 
 def read_run(path: Path, tally: ReadTally | None = None) -> tuple[ToolCall, ...]:
@@ -51,16 +52,7 @@ def _row(line: str) -> dict[str, Any] | None:
 
 
 def _call(row: dict[str, Any], run: str, number: int) -> ToolCall:
-    step, ok = row.get("step"), row.get("ok")
+    """The row's call with its whole ``output`` as result (the excerpt when there is none)."""
+    call = row_call(row, run, number)
     output = row.get("output")
-    if not isinstance(output, str):
-        output = row.get("output_excerpt") if isinstance(row.get("output_excerpt"), str) else None
-    return ToolCall(
-        run=run,
-        agent=str(row.get("agent") or "agent"),
-        step=step if isinstance(step, int) else number,
-        tool=row["tool"],
-        args=row.get("args") if row.get("args") is not None else {},
-        result=output,
-        ok=ok if isinstance(ok, bool) else None,
-    )
+    return dataclasses.replace(call, result=output) if isinstance(output, str) else call

@@ -14,7 +14,7 @@ from typing import Any
 from .base import ReadTally
 from .model import ToolCall
 
-__all__ = ["looks_normalized", "read_normalized"]
+__all__ = ["looks_normalized", "read_normalized", "row_call"]
 
 
 def looks_normalized(first_line: str) -> bool:
@@ -42,7 +42,7 @@ def read_normalized(
             if "meta" in row:
                 run = str(row["meta"].get("id", run)) if isinstance(row["meta"], dict) else run
                 continue
-            yield _call(row, run, number)
+            yield row_call(row, run, number)
 
 
 def _skip(line: str, number: int, skipped: list[int] | None, tally: ReadTally | None) -> None:
@@ -64,7 +64,8 @@ def _parse(line: str) -> dict[str, Any] | None:
     return row
 
 
-def _call(row: dict[str, Any], run: str, number: int) -> ToolCall:
+def row_call(row: dict[str, Any], run: str, number: int) -> ToolCall:
+    """One normalized row as a call; its result is the row's ``output_excerpt``."""
     step = row.get("step")
     ok = row.get("ok")
     return ToolCall(
