@@ -213,7 +213,7 @@ class Guard:
         """Within the block every call of ``agent`` is allowed and counted by no breaker
         (logged when it starts and ends). In this process only: a Redis store shares no pause."""
         token = self._overrides.pause(agent)
-        label = _printable(agent)
+        label = _log_name(agent_label(agent))
         if token is None:
             logger.warning("loopfuse: agent %s cannot be paused (not hashable); its calls are judged", label)
             yield
@@ -230,7 +230,10 @@ class Guard:
         (counted by none of them; logged). In this process only."""
         if self._overrides.allow_next(agent, tool, times):
             logger.warning(
-                "loopfuse: the next %d %s call(s) of agent %s are allowed", times, tool, _printable(agent)
+                "loopfuse: the next %d %s call(s) of agent %s are allowed",
+                times,
+                tool,
+                _log_name(agent_label(agent)),
             )
 
     def note_invalid(self, agent: Any = "default", reason: str | None = None) -> Decision:
@@ -472,7 +475,7 @@ class Guard:
             "loopfuse %s %s for agent %s: %s (%d/%d)",
             "would deny (shadow mode)" if self._shadow else "denied",
             tool,
-            label if isinstance(label, str) else "<object>",
+            _log_name(label),
             denial.kind,
             denial.count,
             denial.limit,
@@ -508,12 +511,8 @@ class Guard:
                 logger.exception("loopfuse: listener %r failed in %s", listener, hook)
 
 
-def _printable(agent: Any) -> str:
-    """How a log line names an agent: its label when it is a string, else ``<object>``."""
-    try:
-        label = agent_label(agent)
-    except Exception:
-        return "<object>"
+def _log_name(label: str | dict[str, list[str]]) -> str:
+    """How a log line names an agent: its label when that is a string, else ``<object>``."""
     return label if isinstance(label, str) else "<object>"
 
 
