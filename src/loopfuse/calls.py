@@ -1,9 +1,16 @@
-"""The identity of a tool call: canonical JSON and its digest."""
+"""The identity of a tool call: canonical JSON and its digest.
+
+With the ``fast`` extra (orjson), canonical JSON is written by orjson whenever its text
+is certain to be the standard library's byte for byte (no ``null``, which may stand for
+NaN, no float that Python writes with an exponent, no subclass of a JSON type); anything
+else takes the pure-Python path, so both give every call the same key.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -23,18 +30,48 @@ def _encoder() -> Callable[[Any], str]:
     return lambda value: "".join(encode(value, 0))
 
 
+def _fast_encoder() -> Callable[[Any], bytes | None] | None:
+    """orjson's canonical JSON, or None where the standard library might write it differently."""
+    try:
+        import orjson
+    except ImportError:
+        return None
+    dumps = orjson.dumps
+    option = (
+        orjson.OPT_SORT_KEYS
+        | orjson.OPT_PASSTHROUGH_DATACLASS
+        | orjson.OPT_PASSTHROUGH_DATETIME
+        | orjson.OPT_PASSTHROUGH_SUBCLASS
+    )
+    unsure = re.compile(rb"null|\d[eE]|0\.0000").search
+
+    def encode(value: Any) -> bytes | None:
+        try:
+            out: bytes = dumps(value, option=option)
+        except Exception:  # a type, key or integer orjson refuses: the pure path decides
+            return None
+        return None if unsure(out) else out
+
+    return encode
+
+
 _ENCODE = _encoder()
+_FAST = _fast_encoder()
 _MASK63 = (1 << 63) - 1
 
 
 def canonical_json(args: Any) -> str:
     """JSON with object keys sorted at every depth and no spaces (as JavaScript prints it)."""
+    if _FAST is not None:
+        raw = _FAST(args)
+        if raw is not None:
+            return raw.decode()
     return _ENCODE(args)
 
 
 def call_digest(tool: str, args: Any) -> bytes:
     """``sha256(tool + "\\n" + canonical_json(args))``; raises on unserializable arguments."""
-    return _sha256(tool, _ENCODE(args))
+    return _sha256(tool, canonical_json(args))
 
 
 def _sha256(tool: str, text: str) -> bytes:
@@ -72,16 +109,16 @@ class CallKey:
     def of(cls, tool: str, args: Any, ignore: frozenset[str] = frozenset()) -> CallKey | None:
         """The call's key, or None when its arguments cannot be serialized (fail open)."""
         try:
-            text = _ENCODE(args)
+            raw = _FAST(args) if _FAST is not None else None
+            text = _ENCODE(args) if raw is None else raw.decode()
             full = _sha256(tool, text)
-            stripped = strip_ignored(args, ignore)
             window = full
-            if stripped is not args:
-                text = _ENCODE(stripped)
+            if ignore and isinstance(args, Mapping) and not ignore.isdisjoint(args):
+                text = canonical_json({k: v for k, v in args.items() if k not in ignore})
                 window = _sha256(tool, text)
         except Exception:  # unserializable, or the caller's objects raise while read
             return None
-        return cls(tool, full, _int_key(window), text)
+        return cls(tool, full, (int.from_bytes(window[:8], "big") & _MASK63) or 1, text)
 
     @property
     def near(self) -> int:
@@ -92,7 +129,3 @@ class CallKey:
     @property
     def hash_prefix(self) -> str:
         return self.full.hex()[:12]
-
-
-def _int_key(digest: bytes) -> int:
-    return (int.from_bytes(digest[:8], "big") & _MASK63) or 1

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -80,7 +82,13 @@ class CallIdentity:
 
 
 def _mentions_key(text: str, keys: frozenset[str]) -> bool:
-    return any(f'"{key}":' in text for key in keys) if '":' in text else False
+    return _key_pattern(keys).search(text) is not None
+
+
+@functools.cache
+def _key_pattern(keys: frozenset[str]) -> re.Pattern[str]:
+    """Any of ``keys`` as an object key in canonical JSON (``"key":``)."""
+    return re.compile("|".join(re.escape(canonical_json(key) + ":") for key in sorted(keys)))
 
 
 def _blank_keys(value: Any, keys: frozenset[str]) -> Any:

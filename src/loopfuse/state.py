@@ -35,7 +35,15 @@ class CountingWindow:
 
     def count(self, key: int) -> int:
         """How many of the window's entries are ``key``."""
-        return self._counts[_probe(self._keys, self._mask, key)]
+        keys, mask = self._keys, self._mask
+        i = key & mask
+        while True:  # _probe, inlined: this runs on every check
+            k = keys[i]
+            if k == key:
+                return self._counts[i]
+            if k == 0:
+                return 0
+            i = (i + 1) & mask
 
     def push(self, key: int) -> None:
         """Append ``key``; the oldest entry leaves once the window is full."""
@@ -64,20 +72,26 @@ class CountingWindow:
         return True
 
     def _increment(self, key: int) -> None:
-        i = _probe(self._keys, self._mask, key)
-        if self._keys[i] == 0:
-            self._keys[i] = key
+        keys = self._keys
+        i = _probe(keys, self._mask, key)
+        if keys[i] == 0:
+            keys[i] = key
             self._used += 1
+            if 2 * self._used > self._mask + 1:
+                self._counts[i] = 1
+                self._grow()
+                return
         self._counts[i] += 1
-        if 2 * self._used > self._mask + 1:
-            self._grow()
 
     def _decrement(self, key: int) -> None:
+        counts = self._counts
         i = _probe(self._keys, self._mask, key)
-        self._counts[i] -= 1
-        if self._counts[i] == 0:
-            _remove_slot(self._keys, (self._counts,), self._mask, i)
-            self._used -= 1
+        n = counts[i] - 1
+        if n:
+            counts[i] = n
+            return
+        _remove_slot(self._keys, (counts,), self._mask, i)
+        self._used -= 1
 
     def _grow(self) -> None:
         old = [(k, c) for k, c in zip(self._keys, self._counts, strict=True) if k]
@@ -110,7 +124,7 @@ def _remove_slot(keys: array[int], columns: tuple[array[int], ...], mask: int, i
         k = keys[j]
         if k == 0:
             break
-        if not _cyclically_between(k & mask, i, j):
+        if (j - (k & mask)) & mask >= (j - i) & mask:  # its home is not in (i, j]: move it to i
             keys[i] = k
             for column in columns:
                 column[i] = column[j]
@@ -118,13 +132,6 @@ def _remove_slot(keys: array[int], columns: tuple[array[int], ...], mask: int, i
     keys[i] = 0
     for column in columns:
         column[i] = 0
-
-
-def _cyclically_between(home: int, lo: int, hi: int) -> bool:
-    """Whether ``home`` lies in the cyclic interval ``(lo, hi]``."""
-    if lo <= hi:
-        return lo < home <= hi
-    return home > lo or home <= hi
 
 
 @dataclass(frozen=True, slots=True)

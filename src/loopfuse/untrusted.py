@@ -9,11 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from .state import ToolResult
-from .volatile import ERROR_MASKS, result_digest
+from .volatile import result_digests
 
 __all__ = ["BAD_TOOL", "error_text", "is_exception", "tool_name", "tool_result"]
 
-_ERROR_MASKS = frozenset(ERROR_MASKS)
 BAD_TOOL = "<invalid tool name>"  # names a tool that is not a string in decisions and stats
 
 
@@ -46,8 +45,7 @@ def error_text(error: Any) -> Any:
 def tool_result(result: Any, ok: bool | None) -> ToolResult | None:
     """The digests of a result (errors with numbers masked too); None if it cannot be read."""
     try:
-        digest = result_digest(result)
-        error = result_digest(result, _ERROR_MASKS) if ok is False else 0
+        digest, error = result_digests(result, ok is False)
         return ToolResult(digest, ok if type(ok) is bool else None, error)
     except Exception:  # unserializable, or the caller's objects raise while read
         return None

@@ -10,30 +10,38 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from typing import Any
 
 from .calls import canonical_json
 
-__all__ = ["ERROR_MASKS", "MASKS", "RESULT_MASKS", "int_digest", "mask_value", "pair_key", "result_digest"]
+__all__ = [
+    "ERROR_MASKS",
+    "MASKS",
+    "RESULT_MASKS",
+    "int_digest",
+    "pair_key",
+    "result_digest",
+    "result_digests",
+]
 
 _MASK63 = (1 << 63) - 1
 _RESULT_EDGE = 4_096
 
 # Order matters: the specific shapes are masked before the plain numbers inside them.
-_PATTERNS: dict[str, re.Pattern[str]] = {
-    "uuids": re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
-    "timestamps": re.compile(
-        r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
-        r"|\b\d{2}:\d{2}:\d{2}(?:\.\d+)?\b"
+# Every shape but a plain number starts at a word boundary and holds a digit (checked
+# once per word, so a word without one costs a single scan).
+_SHAPES: dict[str, str] = {
+    "uuids": r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b",
+    "timestamps": (
+        r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
+        r"|\d{2}:\d{2}:\d{2}(?:\.\d+)?\b"
     ),
-    "hex_ids": re.compile(r"\b(?:0x)?(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b"),
-    "cursors": re.compile(r"\b(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])[A-Za-z0-9_\-]{24,}={0,2}"),
-    "numbers": re.compile(r"-?\d+(?:\.\d+)?"),
-    "whitespace": re.compile(r"\s+"),
+    "hex_ids": r"(?:0x)?(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b",
+    "cursors": r"(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])[A-Za-z0-9_\-]{24,}={0,2}",
 }
-_REPLACEMENT = {"whitespace": " "}
-MASKS: tuple[str, ...] = tuple(_PATTERNS)
+_NUMBER = r"-?\d+(?:\.\d+)?"
+MASKS: tuple[str, ...] = (*_SHAPES, "numbers", "whitespace")
 RESULT_MASKS: tuple[str, ...] = ("uuids", "timestamps", "hex_ids")
 ERROR_MASKS: tuple[str, ...] = ("uuids", "timestamps", "hex_ids", "numbers")
 
@@ -51,7 +59,7 @@ def mask_text(text: str, masks: Collection[str]) -> str:
         if pattern is not None:
             text = pattern.sub("#", text)
     if "whitespace" in masks:
-        text = _PATTERNS["whitespace"].sub(" ", text).strip()
+        text = " ".join(text.split())
     return text
 
 
@@ -59,29 +67,11 @@ def mask_text(text: str, masks: Collection[str]) -> str:
 def _combined(masks: frozenset[str]) -> re.Pattern[str] | None:
     """One pattern for the value classes in ``masks``: a single pass over the text, the
     more specific shapes tried first at each position."""
-    names = [name for name in _PATTERNS if name in masks and name not in _REPLACEMENT]
-    if not names:
-        return None
-    return re.compile("|".join(f"(?:{_PATTERNS[name].pattern})" for name in names))
-
-
-def mask_value(value: Any, masks: Collection[str], volatile_keys: Collection[str] = ()) -> Any:
-    """``value`` with strings masked, numbers replaced (if ``numbers`` is masked) and the
-    values of ``volatile_keys`` (at any depth) replaced by a placeholder."""
-    if isinstance(value, str):
-        return mask_text(value, masks)
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, int | float):
-        return "#" if "numbers" in masks else value
-    if isinstance(value, Mapping):
-        return {
-            str(k): "#" if k in volatile_keys else mask_value(v, masks, volatile_keys)
-            for k, v in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [mask_value(v, masks, volatile_keys) for v in value]
-    return value
+    shapes = [_SHAPES[name] for name in _SHAPES if name in masks]
+    branches = [r"\b(?=[\w\-:.]*\d)(?:" + "|".join(shapes) + ")"] if shapes else []
+    if "numbers" in masks:
+        branches.append(_NUMBER)
+    return re.compile("|".join(branches)) if branches else None
 
 
 def int_digest(text: str) -> int:
@@ -93,12 +83,32 @@ def int_digest(text: str) -> int:
 def result_digest(result: Any, masks: frozenset[str] = frozenset(RESULT_MASKS)) -> int:
     """The digest of a tool's result with ``masks`` masked (by default ids and timestamps);
     the result itself is not kept. Raises on a result that cannot be serialized."""
-    text = result if isinstance(result, str) else canonical_json(result)
-    if len(text) > 2 * _RESULT_EDGE:  # mask the ends only: a bounded cost per result
+    return int_digest(_masked_result(_result_text(result), masks))
+
+
+def result_digests(result: Any, error: bool) -> tuple[int, int]:
+    """The result's digest and, for an error, its error digest (numbers masked too), from
+    one masking pass over the text: ``(digest, 0)`` when not an error."""
+    text = _masked_result(_result_text(result), _RESULT_MASKS)
+    if not error:
+        return int_digest(text), 0
+    return int_digest(text), int_digest(_masked_result(text, _NUMBER_MASK))
+
+
+_RESULT_MASKS = frozenset(RESULT_MASKS)
+_NUMBER_MASK = frozenset({"numbers"})
+
+
+def _result_text(result: Any) -> str:
+    return result if isinstance(result, str) else canonical_json(result)
+
+
+def _masked_result(text: str, masks: frozenset[str]) -> str:
+    """``text`` masked; past 8 KiB only its first and last 4 KiB (a bounded cost per result)."""
+    if len(text) > 2 * _RESULT_EDGE:
         head, tail = text[:_RESULT_EDGE], text[-_RESULT_EDGE:]
-        text = mask_text(head, masks) + text[_RESULT_EDGE:-_RESULT_EDGE] + mask_text(tail, masks)
-        return int_digest(text)
-    return int_digest(mask_text(text, masks))
+        return mask_text(head, masks) + text[_RESULT_EDGE:-_RESULT_EDGE] + mask_text(tail, masks)
+    return mask_text(text, masks)
 
 
 def pair_key(key: int, result: int) -> int:

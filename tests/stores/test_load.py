@@ -120,7 +120,7 @@ async def test_a_stopped_redis_is_still_an_outage(own_redis: RedisServer, policy
     own_redis.stop()
     started = time.monotonic()
     decisions = await gather_checks(guard, 1000)
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 10.0  # refused at once: waiting out 1 s timeouts would take 50 s
     assert all(d.allowed == (policy == "allow") for d in decisions)
     assert all(d.kind == "store" for d in decisions if not d.allowed)
     await guard.aclose()

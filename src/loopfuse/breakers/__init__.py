@@ -5,7 +5,8 @@ changing anything, ``record(state, call)`` once the guard has allowed the call,
 ``refused(state, call)`` when it was the breaker that denied it, and
 ``observe(state, call, result)`` when the host reports what an allowed call returned
 (``Guard.record_result``). The guard evaluates them in order; the first denial wins
-and then no breaker records the call.
+and then no breaker records the call. A breaker whose ``record`` does nothing says so
+with ``records = False``, and the in-process store skips it on every allowed call.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from ..state import AgentState, ToolResult
 class CallCap:
     """Deny every call once the agent has made ``limit`` calls (0 disables)."""
 
+    records = False  # record() does nothing: the store skips it
     kind: Kind = "cap"
 
     def __init__(self, limit: int) -> None:

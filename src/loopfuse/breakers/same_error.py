@@ -17,6 +17,7 @@ class SameErrorBreaker:
     an error (``ok`` true or unknown) ends the run of errors.
     """
 
+    records = False  # record() does nothing: the store skips it
     kind: Kind = "same_error"
 
     def __init__(self, limit: int, identical_limit: int = 0) -> None:

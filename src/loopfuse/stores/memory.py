@@ -133,6 +133,7 @@ class MemoryStore:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._breakers = breakers
+        self._recorders = tuple(b for b in breakers if getattr(b, "records", True))
         self._abort_after = abort_after
         self._agents = AgentRegistry(window, max_agents, idle_seconds, clock)
         self._lock = threading.Lock()
@@ -151,7 +152,7 @@ class MemoryStore:
                     return self._denied(state, denial)
             state.calls += 1
             state.denials_in_row = 0
-            for breaker in self._breakers:
+            for breaker in self._recorders:
                 breaker.record(state, call)
             if state.reporting:
                 state.results.pushed(call.key, state.window.pushed - 1)
