@@ -75,11 +75,13 @@ def default_guard() -> Guard:
 
 
 def with_results(guard: Guard) -> Callable[[Any], object]:
-    """A check followed by ``record_result``, as the adapters do after each call."""
+    """A check followed by ``record_result``, as the adapters do after each call; each call
+    returns its own result, as distinct searches do (so none is denied)."""
 
     def call(args: Any) -> object:
         decision = guard.check("search", args, "agent")
-        guard.record_result("search", args, "10 results, first: https://example.com/a1b2c3", "agent", ok=True)
+        result = f"{args['opts']['a']} results, first: https://example.com/a1b2c3"
+        guard.record_result("search", args, result, "agent", ok=True)
         return decision
 
     return call
