@@ -130,3 +130,10 @@ def _drain(fd: int, chunks: list[bytes]) -> None:
         if not data:
             return
         chunks.append(data)
+
+
+def test_a_named_file_that_cannot_be_parsed_is_a_usage_error(cli, corpus_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    broken = corpus_dir / "broken.json"
+    done = cli("scan", str(broken))
+    assert done.returncode == 2 and done.stdout == ""
+    assert f"cannot read {broken}: not valid JSON at line 3: Expecting value" in done.stderr

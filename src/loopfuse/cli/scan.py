@@ -58,6 +58,9 @@ def run(args: argparse.Namespace) -> int:
         return usage_error(f"cannot write the HTML report to {args.html}")
     tally, root = ReadTally(), common_root(paths)
     rows, by_path = _scan(paths, root, tally, args)
+    unread = _named_but_unread(paths, tally)
+    if unread is not None:
+        return usage_error(unread)
     if args.html:
         _write_html(args.html, rows, by_path, config, (searched, tally, root))
     if args.json:
@@ -89,6 +92,15 @@ def _unusable_file(paths: list[Path]) -> str | None:
             return f"cannot read {path}: {exc.strerror or exc}"
         if fmt is None:
             return f"{path} is not a recorded agent session in a format loopfuse reads ({why_not})"
+    return None
+
+
+def _named_but_unread(paths: list[Path], tally: ReadTally) -> str | None:
+    """A file named on the command line that looked like a session but could not be read."""
+    named = {os.path.abspath(p) for p in paths if not p.is_dir()}
+    for skipped in tally.skipped_files:
+        if os.path.abspath(skipped.path) in named:
+            return f"cannot read {skipped.path}: {skipped.reason}"
     return None
 
 

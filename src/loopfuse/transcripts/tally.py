@@ -78,6 +78,11 @@ class ReadTally:
             self._damaged[path] = (count + 1, first)
 
     @property
+    def skipped_files(self) -> list[Skipped]:
+        """The files skipped whole, with why (up to ``SKIPPED_LIST_LIMIT``)."""
+        return list(self._skipped)
+
+    @property
     def skipped(self) -> list[Skipped]:
         """Every file skipped, with why, then every file read with some lines skipped."""
         damaged = [
