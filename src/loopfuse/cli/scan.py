@@ -44,18 +44,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    paths, searched = _paths(args.paths)
-    if paths is None:
-        return usage_error(f"no such file or folder: {searched[0]}")
-    problem = _unusable_file(paths)
-    if problem is not None:
-        return usage_error(problem)
-    try:
-        config = _config(args.config)
-    except ConfigError as exc:
-        return usage_error(str(exc))
-    if args.html and not _writable(args.html):
-        return usage_error(f"cannot write the HTML report to {args.html}")
+    checked = _checked(args)
+    if isinstance(checked, str):
+        return usage_error(checked)
+    paths, searched, config = checked
     tally, root = ReadTally(), common_root(paths)
     rows, by_path = _scan(paths, root, tally, args)
     unread = _named_but_unread(paths, tally)
@@ -69,6 +61,23 @@ def run(args: argparse.Namespace) -> int:
         print_table(rows, searched, tally, root, args.show_args)
     found = any(r.verdict == "loop" for r in rows)
     return 1 if args.fail_on_loop and found else 0
+
+
+def _checked(args: argparse.Namespace) -> tuple[list[Path], list[str], GuardConfig] | str:
+    """The paths to scan, how to name them, and the configuration; or what is wrong."""
+    paths, searched = _paths(args.paths)
+    if paths is None:
+        return f"no such file or folder: {searched[0]}"
+    problem = _unusable_file(paths)
+    if problem is not None:
+        return problem
+    try:
+        config = _config(args.config)
+    except ConfigError as exc:
+        return str(exc)
+    if args.html and not _writable(args.html):
+        return f"cannot write the HTML report to {args.html}"
+    return paths, searched, config
 
 
 def _paths(given: Sequence[str]) -> tuple[list[Path] | None, list[str]]:

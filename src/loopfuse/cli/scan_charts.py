@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -14,10 +15,12 @@ from ..replay import replay_calls
 from ..scanstats import RunStats
 from ..transcripts.base import ReadTally
 from ..transcripts.detect import Source, read_source
+from ..transcripts.model import ToolCall
 
-__all__ = ["CHART_LIMIT", "ChartedRows", "Markers", "breaker_configs", "breaker_markers"]
+__all__ = ["CHART_LIMIT", "MARKER_CALLS", "ChartedRows", "Markers", "breaker_configs", "breaker_markers"]
 
 CHART_LIMIT = 100
+MARKER_CALLS = 20_000  # calls of a charted source replayed for its breaker markers (charts hold 2,000)
 
 Markers = dict[tuple[str, str, str], dict[str, int | None]]  # (path, run, agent) -> breaker -> step
 
@@ -71,26 +74,30 @@ def breaker_configs(config: GuardConfig) -> dict[str, GuardConfig]:
 
 
 def breaker_markers(charted: Mapping[str, Source], config: GuardConfig) -> Markers:
-    """For each charted source (by its shown path), the step where each breaker alone first denies."""
+    """For each charted source (by its shown path), the step where each breaker alone
+    first denies, among the source's first ``MARKER_CALLS`` calls (read once)."""
     markers: Markers = {}
-    scratch = ReadTally()
-    for name, alone in breaker_configs(config).items():
-        for shown, source in charted.items():
-            for report in replay_calls(read_source(source, scratch), Guard(alone)):
+    alone = breaker_configs(config)
+    cb = config.circuit_breaker
+    for shown, source in charted.items():
+        calls = list(itertools.islice(read_source(source, ReadTally()), MARKER_CALLS))
+        for name, one in alone.items():
+            for report in replay_calls(calls, Guard(one)):
                 markers.setdefault((shown, report.run, report.agent), {})[name] = report.first_denial_step
-    cap = config.circuit_breaker.max_calls_per_agent
-    if config.circuit_breaker.enabled and cap:
-        _cap_markers(charted, cap, config.circuit_breaker.exempt, markers)
+        if cb.enabled and cb.max_calls_per_agent:
+            _cap_markers(shown, calls, (cb.max_calls_per_agent, cb.exempt), markers)
     return markers
 
 
-def _cap_markers(charted: Mapping[str, Source], cap: int, exempt: Sequence[str], markers: Markers) -> None:
-    for shown, source in charted.items():
-        counts: dict[tuple[str, str], int] = {}
-        for call in read_source(source, ReadTally()):
-            if call.tool in exempt:
-                continue
-            key = (call.run, call.agent)
-            counts[key] = counts.get(key, 0) + 1
-            if counts[key] == cap + 1:
-                markers.setdefault((shown, *key), {})["cap"] = call.step
+def _cap_markers(
+    shown: str, calls: Sequence[ToolCall], cap: tuple[int, Sequence[str]], markers: Markers
+) -> None:
+    limit, exempt = cap
+    counts: dict[tuple[str, str], int] = {}
+    for call in calls:
+        if call.tool in exempt:
+            continue
+        key = (call.run, call.agent)
+        counts[key] = counts.get(key, 0) + 1
+        if counts[key] == limit + 1:
+            markers.setdefault((shown, *key), {})["cap"] = call.step

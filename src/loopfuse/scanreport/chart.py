@@ -66,15 +66,17 @@ def _label(r: RunStats, call: int) -> str:
 def _markers(
     r: RunStats, marks: Mapping[str, int | None], x: Callable[[int], float], box: tuple[int, int]
 ) -> str:
-    lines: list[str] = []
-    if r.loop_start is not None:
-        label = f"loop starts (step {r.loop_start})"
-        lines.append(_marker(x(r.loop_start), box, "#cf222e", label, "loop-start", 0))
+    found = [("loop starts", r.loop_start, "#cf222e", "loop-start")] if r.loop_start is not None else []
     for i, (name, step) in enumerate(sorted(marks.items())):
         if step is not None:
-            color = _MARKER_COLORS[i % len(_MARKER_COLORS)]
-            lines.append(_marker(x(step), box, color, f"{name} denies (step {step})", "breaker", i + 1))
-    return "".join(lines)
+            found.append((f"{name} denies", step, _MARKER_COLORS[i % len(_MARKER_COLORS)], "breaker"))
+    last = max(p[0] for p in r.timeline)
+    return "".join(
+        _marker(x(step), box, color, f"{label} (step {step})", kind, row)
+        if step <= last
+        else _past(box, color, f"{label} (step {step}, past the chart) \u2192", row)
+        for row, (label, step, color, kind) in enumerate(found)
+    )
 
 
 def _marker(x: float, box: tuple[int, int], color: str, label: str, kind: str, row: int) -> str:
@@ -83,5 +85,13 @@ def _marker(x: float, box: tuple[int, int], color: str, label: str, kind: str, r
     return (
         f"<g class='marker {kind}'><line x1='{x:.1f}' x2='{x:.1f}' y1='{top - 4}' y2='{height - 18}' "
         f"stroke='{color}' stroke-width='2'{dash}/><text x='{x + 3:.1f}' y='{10 + row * 11}' "
+        f"font-size='11' fill='{color}'>{escape(label)}</text></g>"
+    )
+
+
+def _past(box: tuple[int, int], color: str, label: str, row: int) -> str:
+    """A marker whose step is after the last charted call (charts hold the first calls only)."""
+    return (
+        f"<g class='marker past'><text x='{_W - 20}' y='{10 + row * 11}' text-anchor='end' "
         f"font-size='11' fill='{color}'>{escape(label)}</text></g>"
     )
