@@ -110,3 +110,16 @@ def test_breaker_markers_and_no_network(cli, fixtures: Path, tmp_path: Path) -> 
     assert (
         "duplicate denies (step 3)" in loop_chart.all_text and "repeat denies (step 2)" in loop_chart.all_text
     )
+
+
+def test_names_from_session_files_are_shown_as_text_never_as_markup(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    write_run(
+        tmp_path / "s/hostile.jsonl", "<b>run</b>", [("<img src=x onerror=alert(1)>", {"a": "'\""})] * 6
+    )
+    page = tmp_path / "report.html"
+    assert cli("scan", str(tmp_path / "s"), "--html", str(page), "--show-args").returncode == 0
+    dom = dump_dom(page, "#point=chart-0:1")
+    assert dom.all("img") == [] and dom.all("b") == []
+    (row,) = runs(dom)
+    assert "<b>run</b>" in row.all_text and "6x <img src=x onerror=alert(1)>" in row.all_text
+    assert dom.by_id("tip").all_text == 'step 1: <img src=x onerror=alert(1)> {"a":"\'\\""}'  # type: ignore[union-attr]

@@ -19,7 +19,7 @@ body{font:14px system-ui,sans-serif;margin:24px;color:#1f2328}
 table{border-collapse:collapse;margin:12px 0}
 td,th{padding:3px 8px;border-bottom:1px solid #d0d7de;text-align:right;vertical-align:top}
 th{background:#f6f8fa}
-td.l,th.l{text-align:left}td.name{white-space:nowrap}td.path{text-align:left;overflow-wrap:anywhere;min-width:16em;max-width:40em;color:#57606a}
+td.l,th.l{text-align:left}td.nowrap{white-space:nowrap}td.path{text-align:left;overflow-wrap:anywhere;min-width:16em;max-width:40em;color:#57606a}
 tr:target,section:target{background:#fff8c5}
 .loop{color:#cf222e;font-weight:600}.suspect{color:#9a6700}
 section.chart{margin:20px 0;padding:4px 8px}section.chart h3{margin:4px 0}

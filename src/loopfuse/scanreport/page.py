@@ -91,9 +91,9 @@ def _row(i: int, r: RunStats) -> str:
     chart = f" data-chart='chart-{i}'" if r.timeline else ""
     name = f"<a href='#chart-{i}'>{escape(r.run)}</a>" if r.timeline else escape(r.run)
     cells = (
-        f"<td class='l {r.verdict}'>{r.verdict}</td><td class='l name'>{name}</td>"
+        f"<td class='l {r.verdict}'>{r.verdict}</td><td class='l nowrap'>{name}</td>"
         f"<td class='l'>{escape(r.agent)}</td><td>{r.calls}</td><td>{r.distinct_text}</td>"
-        f"<td>{r.duration_text}</td><td class='l'>{escape(r.top_text)}</td><td>{r.longest_run}</td>"
+        f"<td>{r.duration_text}</td><td class='l nowrap'>{escape(r.top_text)}</td><td>{r.longest_run}</td>"
         f"<td>{r.cycle_text}</td><td>{r.loop_start_text}</td><td class='path'>{escape(r.path)}</td>"
     )
     return f"<tr id='row-{i}' data-verdict='{r.verdict}' data-search='{escape(search)}'{chart}>{cells}</tr>"
@@ -128,6 +128,6 @@ def _chart(i: int, r: RunStats, marks: Mapping[str, int | None]) -> str:
     return (
         f"<section class='chart' id='chart-{i}'><h3><span class='{r.verdict}'>{r.verdict}</span> "
         f"{escape(r.run)} / {escape(r.agent)}</h3><p class='legend'>{escape(r.path)}: {r.calls} calls, "
-        f"{r.top_text} most repeated. <a href='#row-{i}'>Back to the table</a></p>"
+        f"{escape(r.top_text)} most repeated. <a href='#row-{i}'>Back to the table</a></p>"
         f"{timeline_svg(r, marks)}</section>"
     )
