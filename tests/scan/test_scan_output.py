@@ -137,3 +137,12 @@ def test_a_named_file_that_cannot_be_parsed_is_a_usage_error(cli, corpus_dir: Pa
     done = cli("scan", str(broken))
     assert done.returncode == 2 and done.stdout == ""
     assert f"cannot read {broken}: not valid JSON at line 3: Expecting value" in done.stderr
+
+
+def test_a_long_skipped_list_is_cut_after_ten_and_json_has_them_all(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    for n in range(15):
+        (tmp_path / f"note-{n:02}.txt").write_text("notes\n")
+    lines = cli("scan", str(tmp_path)).stdout.splitlines()
+    listed = lines[lines.index("skipped:") + 1 : -1]
+    assert len(listed) == 11 and listed[-1] == "  ... and 5 more (--json lists them)"
+    assert len(json.loads(cli("scan", str(tmp_path), "--json").stdout)["skipped"]) == 15
