@@ -35,6 +35,7 @@ SUSPECT_REPEATS = 10
 COUNT_CAP = 4096
 TIMELINE_POINTS = 2000
 TIMELINE_LANES = 48
+LABEL_ARGS = 80  # characters of a call's arguments shown on a chart (with --show-args)
 _SKETCH = 1024
 _MASK = (1 << 64) - 1
 _RANK = {"loop": 0, "suspect": 1, "ok": 2}
@@ -62,14 +63,42 @@ class RunStats:
     cycle_step: int | None
     loop_start: int | None
     verdict: str
-    timeline: tuple[tuple[int, int], ...] = field(default=(), repr=False)
+    timeline: tuple[tuple[int, int, int], ...] = field(default=(), repr=False)  # step, lane, call
+    timeline_calls: tuple[str, ...] = field(default=(), repr=False)  # what each call of a timeline is
+    path: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out.pop("timeline")
+        out.pop("timeline_calls")
         if out["top_args"] is None:
             out.pop("top_args")
         return out
+
+    @property
+    def distinct_text(self) -> str:
+        return str(self.distinct) if self.distinct_exact else f"~{self.distinct}"
+
+    @property
+    def duration_text(self) -> str:
+        if self.duration is None:
+            return "-"
+        if self.duration < 120:
+            return f"{self.duration:.0f}s"
+        minutes = self.duration / 60
+        return f"{minutes:.0f}m" if minutes < 120 else f"{minutes / 60:.1f}h"
+
+    @property
+    def top_text(self) -> str:
+        return f"{self.top_count}x {self.top_tool or '-'}"
+
+    @property
+    def cycle_text(self) -> str:
+        return f"{self.cycle_repeats}x{self.cycle_period}" if self.cycle_repeats else "-"
+
+    @property
+    def loop_start_text(self) -> str:
+        return "-" if self.loop_start is None else str(self.loop_start)
 
     @property
     def severity(self) -> tuple[int, int, int]:
@@ -110,8 +139,9 @@ class CallStats:
         self._cycles = {2: [0, 0], 3: [0, 0]}  # period -> [matches in a row, start step]
         self._cycle: tuple[int, int, int | None] = (0, 0, None)  # repeats, period, step
         self._loop_start: int | None = None
-        self._lanes: dict[int, int] = {}
-        self._timeline: list[tuple[int, int]] = []
+        self._lanes: dict[int, tuple[int, int]] = {}  # call key -> lane, index in _calls
+        self._calls: list[str] = []
+        self._timeline: list[tuple[int, int, int]] = []
 
     def add(self, call: ToolCall) -> None:
         text = _identity(call)
@@ -124,8 +154,15 @@ class CallStats:
         self._streak_add(key, call)
         self._cycle_add(key, call.step)
         if self._timeline_on and len(self._timeline) < TIMELINE_POINTS:
-            lane = self._lanes.setdefault(key, min(len(self._lanes), TIMELINE_LANES))
-            self._timeline.append((call.step, lane))
+            self._timeline_add(key, call, text)
+
+    def _timeline_add(self, key: int, call: ToolCall, text: str) -> None:
+        found = self._lanes.get(key)
+        if found is None:
+            found = self._lanes[key] = (min(len(self._lanes), TIMELINE_LANES), len(self._calls))
+            label = f"{call.tool} {text[:LABEL_ARGS]}" if self._keep_args else call.tool
+            self._calls.append(label + ("..." if self._keep_args and len(text) > LABEL_ARGS else ""))
+        self._timeline.append((call.step, *found))
 
     def _clock(self, time: float | None) -> None:
         if time is None:
@@ -209,7 +246,7 @@ class CallStats:
             self.run, self.agent, self.calls, distinct, exact, duration, self.failed,
             count, tool or None, args, self._longest[0], self._longest[1], self._longest[2],
             self._cycle[0], self._cycle[1], self._cycle[2], self._loop_start, self._verdict(),
-            tuple(self._timeline),
+            tuple(self._timeline), tuple(self._calls),
         )  # fmt: skip
 
     def _verdict(self) -> str:

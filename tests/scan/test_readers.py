@@ -5,8 +5,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from loopfuse.transcripts.base import ReadTally
-from loopfuse.transcripts.detect import read_path, sniff, sources
+from loopfuse.transcripts.detect import read_path, read_source, sniff, sources
 from loopfuse.transcripts.normalized import read_normalized
 
 
@@ -177,3 +179,38 @@ def test_swe_agent_0x_reader_matches_the_normalized_corpus(corpus: Path) -> None
         assert len(raw) == len(normalized) > 30
         fields = [(c.agent, c.step, c.tool, c.args, c.result, c.ok) for c in raw]
         assert fields == [(c.agent, c.step, c.tool, c.args, c.result, c.ok) for c in normalized]
+
+
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "claude_code/-home-alice-proj/6c073d8e-2bb1-45cb-90bc-a28ce44da090.jsonl",
+        "gemini/tmp/8876362f5a5f/checkpoints/checkpoint-mytag.json",
+        "swe_agent/astropy__astropy-12907.traj",
+        "normalized/example.jsonl",
+        "openhands/sessions/5f1c2a",
+    ],
+)
+def test_readers_report_every_byte_they_read(fixtures: Path, relative: str) -> None:
+    path = fixtures / relative
+    seen: list[int] = []
+    tally = ReadTally(progress=seen.append)
+    (source,) = list(sources([path], tally))
+    assert list(read_source(source, tally))
+    files = [path] if path.is_file() else list((path / "events").iterdir())
+    assert sum(seen) == tally.bytes_read == sum(f.stat().st_size for f in files)
+
+
+def test_progress_comes_while_a_big_file_streams(tmp_path: Path) -> None:
+    """Bytes are reported as reading goes: between two calls of one file, not only at its end."""
+    call = '{"type":"assistant","sessionId":"s","message":{"content":[{"type":"tool_use","id":"t%d","name":"Read","input":{"n":%d}}]}}\n'
+    result = '{"type":"user","sessionId":"s","message":{"content":[{"type":"tool_result","tool_use_id":"t%d","content":"%s"}]}}\n'
+    big = tmp_path / "session.jsonl"
+    big.write_text("".join(call % (i, i) + result % (i, "x" * 1000) for i in range(3000)))
+    seen: list[int] = []
+    tally = ReadTally(progress=seen.append)
+    (source,) = list(sources([big], tally))
+    reported_at_each_call = [sum(seen) for _ in read_source(source, tally)]
+    size = big.stat().st_size
+    assert len({r for r in reported_at_each_call if 0 < r < size}) >= 5
+    assert sum(seen) == size

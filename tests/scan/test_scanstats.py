@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from loopfuse.cli.scan_charts import ChartedRows
 from loopfuse.scanstats import COUNT_CAP, CallStats, scan_calls, worst_first
 from loopfuse.transcripts.model import ToolCall
 
@@ -64,3 +65,17 @@ def test_memory_stays_bounded_on_many_distinct_calls() -> None:
     row = acc.finish()
     assert len(acc._counts) == COUNT_CAP and len(acc._sketched) <= 1024
     assert not row.distinct_exact and abs(row.distinct - n) / n < 0.15
+
+
+def test_only_the_worst_runs_keep_their_timelines_while_scanning() -> None:
+    """With a chart limit of 2, the two rows worst_first puts on top keep their timeline."""
+    charts = ChartedRows(2)
+    lengths = [3, 9, 1, 6, 9, 2]  # identical calls in a row per run: 9 and 9 are the worst
+    for n, length in enumerate(lengths):
+        calls = [ToolCall(f"r{n}", "a", i, "t", {"i": i if i >= length else 0}, None, "x") for i in range(10)]
+        (row,) = scan_calls(calls, timeline=True)
+        charts.add(row)
+    charted = [r.run for r in worst_first(charts.rows) if r.timeline]
+    assert charted == ["r1", "r4"]
+    assert [r.run for r in worst_first(charts.rows)][:2] == charted
+    assert all(len(r.timeline_calls) == r.distinct for r in charts.rows if r.timeline)

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import json
 import os
-from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from .model import ToolCall
+from .tally import ReadTally
 
 __all__ = [
     "EXCERPT_CHARS",
     "MAX_DOCUMENT_BYTES",
+    "REPORT_BYTES",
     "CallQueue",
     "ReadTally",
     "excerpt",
@@ -29,48 +29,35 @@ __all__ = [
 EXCERPT_CHARS = 200
 MAX_DOCUMENT_BYTES = int(os.environ.get("LOOPFUSE_MAX_DOCUMENT_MB", "256")) * 1024 * 1024
 _PENDING_LIMIT = 4096
-
-
-@dataclass
-class ReadTally:
-    """What reading found and skipped: never fatal, always counted."""
-
-    formats: Counter[str] = field(default_factory=Counter)
-    unknown_files: int = 0
-    malformed: int = 0
-    too_large: int = 0
-    unreadable: int = 0
-    bytes_read: int = 0
-
-    def summary(self) -> str:
-        found = ", ".join(f"{n} {fmt}" for fmt, n in sorted(self.formats.items())) or "none"
-        return (
-            f"files read: {found}; skipped: {self.unknown_files} unknown file(s), "
-            f"{self.malformed} malformed line(s)/document(s), {self.too_large} too large, "
-            f"{self.unreadable} unreadable"
-        )
+REPORT_BYTES = 256 * 1024  # how often readers tell the tally's progress how far they got
 
 
 def json_lines(path: Path, tally: ReadTally, wanted: tuple[str, ...] = ()) -> Iterator[dict[str, Any]]:
     """Each line of ``path`` that is a JSON object, streamed. When ``wanted`` is given,
     lines containing none of those substrings are not decoded or parsed (the fast path)."""
     needles = tuple(w.encode() for w in wanted)
+    unreported = 0
     with path.open("rb") as lines:
-        for line in lines:
+        for number, line in enumerate(lines, 1):
+            unreported += len(line)
+            if unreported >= REPORT_BYTES:
+                tally.read_bytes(unreported)
+                unreported = 0
             if needles and not _mentions(line, needles):
                 if not line.rstrip().endswith(b"}") and line.strip():
-                    tally.malformed += 1  # a damaged line, though not one we needed
+                    tally.malformed_line(path, number)  # a damaged line, though not one we needed
                 continue
             try:
                 row = _decode(line.decode("utf-8"))
             except ValueError:  # UnicodeDecodeError included
                 if line.strip():
-                    tally.malformed += 1
+                    tally.malformed_line(path, number)
                 continue
             if isinstance(row, dict):
                 yield row
             else:
-                tally.malformed += 1
+                tally.malformed_line(path, number)
+    tally.read_bytes(unreported)
 
 
 _decode = json.JSONDecoder().decode  # no per-line encoding detection, unlike json.loads(bytes)
@@ -84,19 +71,27 @@ def _mentions(line: bytes, needles: tuple[bytes, ...]) -> bool:
 
 
 def load_document(path: Path, tally: ReadTally) -> Any:
-    """A whole-file JSON document, or None (counted) when too large or malformed.
+    """A whole-file JSON document, or None (recorded in ``tally``) when too large or malformed.
 
     Used only by formats that are one JSON document; the size bound keeps memory bounded.
     """
     if path.stat().st_size > MAX_DOCUMENT_BYTES:
-        tally.too_large += 1
+        tally.skip_too_large(path, MAX_DOCUMENT_BYTES)
         return None
     try:
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            return json.load(handle)
-    except ValueError:
-        tally.malformed += 1
+        return json.loads(_read_counted(path, tally).decode("utf-8", errors="replace"))
+    except json.JSONDecodeError as exc:
+        tally.skip_malformed(path, f"not valid JSON at line {exc.lineno}: {exc.msg}")
         return None
+
+
+def _read_counted(path: Path, tally: ReadTally) -> bytearray:
+    data = bytearray()
+    with path.open("rb") as handle:
+        while chunk := handle.read(REPORT_BYTES):
+            data += chunk
+            tally.read_bytes(len(chunk))
+    return data
 
 
 def excerpt(value: Any, limit: int = EXCERPT_CHARS) -> str | None:

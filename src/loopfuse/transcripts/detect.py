@@ -37,6 +37,7 @@ __all__ = [
     "READERS",
     "Source",
     "default_folders",
+    "identify",
     "read_path",
     "read_paths",
     "read_source",
@@ -76,6 +77,9 @@ DEFAULT_FOLDERS: tuple[tuple[str, str, str | None], ...] = (
     ("swe-agent", "trajectories", None),
 )
 
+EMPTY = "empty file"
+NOT_JSON = "not a session format loopfuse reads (not JSON)"
+OTHER_JSON = "not a session format loopfuse reads (JSON of another shape)"
 _HEAD_BYTES = 64 * 1024
 _TAIL_BYTES = 512
 _SNIFF_LINES = 5
@@ -106,6 +110,26 @@ def default_folders(home: Path | None = None) -> list[tuple[str, Path]]:
 
 def sniff(path: Path) -> str | None:
     """The format of ``path`` judged by its content, or None when it is not one we read."""
+    return identify(path)[0]
+
+
+def identify(path: Path) -> tuple[str | None, str]:
+    """The format of ``path`` judged by its content, or None and why it is not one we read
+    (the reason is empty when a format was found). Raises ``OSError`` when unreadable."""
+    head, tail, size = _ends(path)
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    if not text:
+        return None, EMPTY
+    if text[0] not in "{[":
+        return None, NOT_JSON
+    found = _sniff_lines(text, complete=size <= _HEAD_BYTES) or _sniff_document(
+        text, tail.decode("utf-8", errors="replace"), path
+    )
+    return found, "" if found else OTHER_JSON
+
+
+def _ends(path: Path) -> tuple[bytes, bytes, int]:
+    """The file's first ``_HEAD_BYTES``, its last ``_TAIL_BYTES`` beyond those, and its size."""
     with path.open("rb") as handle:
         head = handle.read(_HEAD_BYTES)
         size = handle.seek(0, os.SEEK_END)
@@ -113,13 +137,7 @@ def sniff(path: Path) -> str | None:
         if size > _HEAD_BYTES:
             handle.seek(max(size - _TAIL_BYTES, _HEAD_BYTES))
             tail = handle.read()
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
-    if not text or text[0] not in "{[":
-        return None
-    by_lines = _sniff_lines(text, complete=size <= _HEAD_BYTES)
-    if by_lines is not None:
-        return by_lines
-    return _sniff_document(text, tail.decode("utf-8", errors="replace"), path)
+    return head, tail, size
 
 
 def _sniff_lines(text: str, complete: bool) -> str | None:
@@ -203,7 +221,10 @@ def sources(paths: Iterable[Path], tally: ReadTally) -> Iterator[Source]:
 
 
 def _walk(root: Path, tally: ReadTally) -> Iterator[Source]:
-    for folder, dirs, files in os.walk(root):
+    def unreadable(error: OSError) -> None:
+        tally.skip_unreadable(Path(error.filename or root), error)
+
+    for folder, dirs, files in os.walk(root, onerror=unreadable):
         dirs.sort()
         here = Path(folder)
         if here.name == "events" and event_files(here):
@@ -219,12 +240,12 @@ def _walk(root: Path, tally: ReadTally) -> Iterator[Source]:
 
 def _source(path: Path, tally: ReadTally) -> Source | None:
     try:
-        fmt = sniff(path)
-    except OSError:
-        tally.unreadable += 1
+        fmt, why_not = identify(path)
+    except OSError as exc:
+        tally.skip_unreadable(path, exc)
         return None
     if fmt is None:
-        tally.unknown_files += 1
+        tally.skip_unknown(path, why_not)
         return None
     tally.formats[fmt] += 1
     return Source(path, fmt)
@@ -245,7 +266,9 @@ def read_source(source: Source, tally: ReadTally) -> Iterator[ToolCall]:
     """The source's calls; a file that cannot be read or decoded is counted in ``tally``, never raised."""
     try:
         yield from source.read(tally)
-    except OSError:
-        tally.unreadable += 1
-    except (RecursionError, UnicodeError):
-        tally.malformed += 1
+    except OSError as exc:
+        tally.skip_unreadable(source.path, exc)
+    except RecursionError:
+        tally.skip_malformed(source.path, "nested too deeply to read")
+    except UnicodeError:
+        tally.skip_malformed(source.path, "not UTF-8 text")

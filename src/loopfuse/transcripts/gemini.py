@@ -31,7 +31,7 @@ def read_gemini(path: Path, tally: ReadTally) -> Iterator[ToolCall]:
         queue = CallQueue(path.stem)
         yield from _checkpoint(doc, queue)
     elif doc is not None:
-        tally.malformed += 1
+        tally.skip_malformed(path, "JSON, but neither a Gemini CLI session nor a checkpoint")
         return
     else:
         return

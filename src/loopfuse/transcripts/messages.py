@@ -35,7 +35,7 @@ def read_messages_document(path: Path, tally: ReadTally) -> Iterator[ToolCall]:
     elif isinstance(doc, list):
         yield from _conversation(doc, CallQueue(path.stem))
     elif doc is not None:
-        tally.malformed += 1
+        tally.skip_malformed(path, "JSON, but not a list of chat messages")
 
 
 def read_messages_lines(path: Path, tally: ReadTally) -> Iterator[ToolCall]:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .base import ReadTally
+from .base import REPORT_BYTES, ReadTally
 from .model import ToolCall
 
 __all__ = ["looks_normalized", "read_normalized", "row_call"]
@@ -33,25 +33,38 @@ def read_normalized(
     appended to ``skipped`` when given, and counted in ``tally``)."""
     p = Path(path)
     run = p.stem
-    with p.open(encoding="utf-8", errors="replace") as lines:
+    for number, line in _lines(p, tally):
+        row = _parse(line)
+        if row is None:
+            _skip(line, (p, number), skipped, tally)
+            continue
+        if "meta" in row:
+            run = str(row["meta"].get("id", run)) if isinstance(row["meta"], dict) else run
+            continue
+        yield row_call(row, run, number)
+
+
+def _lines(path: Path, tally: ReadTally | None) -> Iterator[tuple[int, str]]:
+    """The file's lines, numbered; ``tally`` is told how far reading got."""
+    unreported = 0
+    with path.open(encoding="utf-8", errors="replace") as lines:
         for number, line in enumerate(lines, 1):
-            row = _parse(line)
-            if row is None:
-                _skip(line, number, skipped, tally)
-                continue
-            if "meta" in row:
-                run = str(row["meta"].get("id", run)) if isinstance(row["meta"], dict) else run
-                continue
-            yield row_call(row, run, number)
+            unreported += len(line)
+            if tally is not None and unreported >= REPORT_BYTES:
+                tally.read_bytes(unreported)
+                unreported = 0
+            yield number, line
+    if tally is not None:
+        tally.read_bytes(unreported)
 
 
-def _skip(line: str, number: int, skipped: list[int] | None, tally: ReadTally | None) -> None:
+def _skip(line: str, where: tuple[Path, int], skipped: list[int] | None, tally: ReadTally | None) -> None:
     if not line.strip():
         return
     if skipped is not None:
-        skipped.append(number)
+        skipped.append(where[1])
     if tally is not None:
-        tally.malformed += 1
+        tally.malformed_line(*where)
 
 
 def _parse(line: str) -> dict[str, Any] | None:

@@ -41,7 +41,7 @@ def read_openhands_document(path: Path, tally: ReadTally) -> Iterator[ToolCall]:
     if isinstance(events, list):
         yield from _stream(events, CallQueue(path.stem))
     elif doc is not None:
-        tally.malformed += 1
+        tally.skip_malformed(path, "JSON, but not a list of OpenHands events")
 
 
 def read_openhands_lines(path: Path, tally: ReadTally) -> Iterator[ToolCall]:
@@ -67,12 +67,13 @@ def _number(path: Path) -> int | None:
 def _event_files(folder: Path, tally: ReadTally) -> Iterator[Any]:
     for file in event_files(folder):
         try:
-            with file.open(encoding="utf-8", errors="replace") as handle:
-                yield json.load(handle)
-        except ValueError:
-            tally.malformed += 1
-        except OSError:
-            tally.unreadable += 1
+            data = file.read_bytes()
+            tally.read_bytes(len(data))
+            yield json.loads(data.decode("utf-8", errors="replace"))
+        except json.JSONDecodeError as exc:
+            tally.skip_malformed(file, f"not valid JSON at line {exc.lineno}: {exc.msg}")
+        except OSError as exc:
+            tally.skip_unreadable(file, exc)
 
 
 def _stream(events: Iterable[Any], queue: CallQueue) -> Iterator[ToolCall]:

@@ -56,7 +56,8 @@ def read_swe_agent(path: Path, tally: ReadTally) -> Iterator[ToolCall]:
     doc = load_document(path, tally)
     steps = doc.get("trajectory") if isinstance(doc, dict) else None
     if not isinstance(steps, list):
-        tally.malformed += doc is not None
+        if doc is not None:
+            tally.skip_malformed(path, "JSON, but no SWE-agent trajectory list in it")
         return
     run = _run_name(path)
     history = doc.get("history")
@@ -121,7 +122,8 @@ def read_mini_swe_agent(path: Path, tally: ReadTally) -> Iterator[ToolCall]:
     doc = load_document(path, tally)
     messages = doc.get("messages") if isinstance(doc, dict) else None
     if not isinstance(messages, list):
-        tally.malformed += doc is not None
+        if doc is not None:
+            tally.skip_malformed(path, "JSON, but no mini-swe-agent messages list in it")
         return
     queue = CallQueue(_run_name(path))
     waiting: list[str] = []

@@ -1,0 +1,103 @@
+"""What the HTML report of ``loopfuse scan`` charts: the timelines of the worst runs (kept
+in bounded memory while scanning) and where each configured breaker would first deny."""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..config import GuardConfig
+from ..guard import Guard
+from ..replay import replay_calls
+from ..scanstats import RunStats
+from ..transcripts.base import ReadTally
+from ..transcripts.detect import Source, read_source
+from ..transcripts.model import ToolCall
+
+__all__ = ["CHART_LIMIT", "MARKER_CALLS", "ChartedRows", "Markers", "breaker_configs", "breaker_markers"]
+
+CHART_LIMIT = 100
+MARKER_CALLS = 20_000  # calls of a charted source replayed for its breaker markers (charts hold 2,000)
+
+Markers = dict[tuple[str, str, str], dict[str, int | None]]  # (path, run, agent) -> breaker -> step
+
+
+class ChartedRows:
+    """Every row added, with the timelines of the ``limit`` worst kept (in the order
+    ``worst_first`` gives) and every other timeline dropped as soon as it is outranked."""
+
+    def __init__(self, limit: int) -> None:
+        self.rows: list[RunStats] = []
+        self._limit = limit
+        self._charted: list[
+            tuple[tuple[int, ...], int]
+        ] = []  # the least worth charting on top: least severe, then latest
+
+    def add(self, row: RunStats) -> None:
+        index = len(self.rows)
+        self.rows.append(row)
+        if not row.timeline:
+            return
+        heapq.heappush(self._charted, (tuple(-x for x in row.severity), -index))
+        if len(self._charted) > self._limit:
+            dropped = -heapq.heappop(self._charted)[1]
+            self.rows[dropped] = dataclasses.replace(self.rows[dropped], timeline=(), timeline_calls=())
+
+
+def breaker_configs(config: GuardConfig) -> dict[str, GuardConfig]:
+    """One configuration per configured breaker (the call cap aside: see ``_cap_markers``),
+    each with every other breaker off, in memory and without side effects."""
+    cb = dataclasses.replace(config.circuit_breaker, incident_log=None, max_calls_per_agent=0)
+    off = GuardConfig(
+        circuit_breaker=dataclasses.replace(cb, enabled=False),
+        loop_brake=None,
+        guard=config.guard,
+        cycle=dataclasses.replace(config.cycle, enabled=False),
+        near_duplicate=dataclasses.replace(config.near_duplicate, enabled=False),
+        same_error=dataclasses.replace(config.same_error, enabled=False),
+        tools=config.tools,
+    )
+    candidates: dict[str, tuple[bool, dict[str, Any]]] = {
+        "duplicate": (cb.enabled, {"circuit_breaker": cb}),
+        "repeat": (
+            config.loop_brake is not None and config.loop_brake.enabled,
+            {"loop_brake": config.loop_brake},
+        ),
+        "same_error": (config.same_error.enabled, {"same_error": config.same_error}),
+        "near_duplicate": (config.near_duplicate.enabled, {"near_duplicate": config.near_duplicate}),
+        "cycle": (config.cycle.enabled, {"cycle": config.cycle}),
+    }
+    return {name: dataclasses.replace(off, **on) for name, (enabled, on) in candidates.items() if enabled}
+
+
+def breaker_markers(charted: Mapping[str, Source], config: GuardConfig) -> Markers:
+    """For each charted source (by its shown path), the step where each breaker alone
+    first denies, among the source's first ``MARKER_CALLS`` calls (read once)."""
+    markers: Markers = {}
+    alone = breaker_configs(config)
+    cb = config.circuit_breaker
+    for shown, source in charted.items():
+        calls = list(itertools.islice(read_source(source, ReadTally()), MARKER_CALLS))
+        for name, one in alone.items():
+            for report in replay_calls(calls, Guard(one)):
+                markers.setdefault((shown, report.run, report.agent), {})[name] = report.first_denial_step
+        if cb.enabled and cb.max_calls_per_agent:
+            _cap_markers(shown, calls, (cb.max_calls_per_agent, cb.exempt), markers)
+    return markers
+
+
+def _cap_markers(
+    shown: str, calls: Sequence[ToolCall], cap: tuple[int, Sequence[str]], markers: Markers
+) -> None:
+    limit, exempt = cap
+    counts: dict[tuple[str, str], int] = {}
+    for call in calls:
+        if call.tool in exempt:
+            continue
+        key = (call.run, call.agent)
+        counts[key] = counts.get(key, 0) + 1
+        if counts[key] == limit + 1:
+            markers.setdefault((shown, *key), {})["cap"] = call.step
