@@ -58,8 +58,8 @@ def test_json_has_paths_and_the_skipped_list(cli, corpus_dir: Path) -> None:  # 
         ("nightly-build", "team-b/session.jsonl"),
         ("nightly-build", "team-a/session.jsonl"),
     ]
-    assert {s["path"]: s["reason"] for s in out["skipped"]} == SKIPPED
-    assert out["counts"]["unknown_files"] == 3 and out["counts"]["malformed"] == 2
+    assert {s["path"]: s["reason"] for s in out["skipped_files"]} == SKIPPED
+    assert out["skipped"]["unknown_files"] == 3 and out["skipped"]["malformed"] == 2
 
 
 def test_no_two_rows_show_the_same_name_and_path(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -145,4 +145,4 @@ def test_a_long_skipped_list_is_cut_after_ten_and_json_has_them_all(cli, tmp_pat
     lines = cli("scan", str(tmp_path)).stdout.splitlines()
     listed = lines[lines.index("skipped:") + 1 : -1]
     assert len(listed) == 11 and listed[-1] == "  ... and 5 more (--json lists them)"
-    assert len(json.loads(cli("scan", str(tmp_path), "--json").stdout)["skipped"]) == 15
+    assert len(json.loads(cli("scan", str(tmp_path), "--json").stdout)["skipped_files"]) == 15

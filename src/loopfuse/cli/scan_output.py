@@ -69,8 +69,8 @@ def print_json(rows: Sequence[RunStats], searched: Sequence[str], tally: ReadTal
         "searched": list(searched),
         "root": str(root),
         "runs": [r.as_dict() for r in rows],
-        "skipped": skipped_list(tally, root),
-        "counts": _counts(tally),
+        "skipped": _counts(tally),  # the shipped shape: counts by cause
+        "skipped_files": skipped_list(tally, root),
     }
     print(json.dumps(out, indent=2))
 
