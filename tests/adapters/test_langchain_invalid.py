@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent
+from langchain.tools import ToolRuntime
 from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
 from langgraph.errors import GraphRecursionError
 from langgraph.prebuilt import ToolNode
 
@@ -128,3 +130,19 @@ def test_tool_node_graph_recursion_limit(caplog: pytest.LogCaptureFixture, limit
     with pytest.raises(GraphRecursionError if warned else LoopAbortedError):
         graph.invoke({"messages": [("user", "go")]}, {"recursion_limit": limit})
     assert bool(warnings(caplog)) is warned
+
+
+def test_tools_with_injected_arguments_are_judged_by_langgraph_alone() -> None:
+    runs = []
+
+    @tool
+    def remember(note: str, runtime: ToolRuntime) -> str:
+        """Remember a note."""
+        runs.append(note)
+        return "ok"
+
+    model = ScriptedChatModel(script=scripted([calls(("remember", {"note": "n1"}))]))
+    guard = Guard()
+    agent = create_agent(model, [remember], middleware=[LoopfuseMiddleware(guard)])
+    assert agent.invoke({"messages": [("user", "go")]}, CONFIG)["messages"][-1].content == "done"
+    assert runs == ["n1"] and guard.stats()["allowed"] == 1

@@ -95,3 +95,15 @@ async def test_no_warning_when_max_turns_fits(caplog: pytest.LogCaptureFixture) 
     with pytest.raises(ToolInputGuardrailTripwireTriggered):
         await Runner.run(agent, "find it", max_turns=11, run_config=RunConfig(tracing_disabled=True))
     assert model.turns == 11
+
+
+def test_a_guard_goes_when_its_agents_and_formatters_do() -> None:
+    import gc
+    import weakref
+
+    guard = Guard()
+    agent, formatter = guard_agent(Agent(name="main"), guard), invalid_turn_formatter(guard)
+    alive = weakref.ref(guard)
+    del guard, agent, formatter
+    gc.collect()
+    assert alive() is None

@@ -53,6 +53,7 @@ class LoopfuseMiddleware(AgentMiddleware):
         self.guard = guard
         self.on_escalate = on_escalate
         self._limit = HostLimit(guard, "LangGraph")
+        self._schemas = _Schemas()
         self._in_agent = False  # create_agent runs this middleware's before_model each turn
 
     def wrap_tool_call(
@@ -62,7 +63,7 @@ class LoopfuseMiddleware(AgentMiddleware):
         tool, args, agent = _call_of(request)
         if request.tool is None:
             return self._unlisted(request, handler(request), agent)
-        if _rejects(request.tool, args):
+        if self._schemas.rejects(request.tool, args):
             invalid = self.guard.note_invalid(agent, reason="arguments rejected by the tool's schema")
             return handler(request) if invalid.allowed else self._refusal(request, invalid, agent)
         decision = self.guard.check(tool, args, agent)
@@ -83,7 +84,7 @@ class LoopfuseMiddleware(AgentMiddleware):
         tool, args, agent = _call_of(request)
         if request.tool is None:
             return await self._aunlisted(request, await handler(request), agent)
-        if _rejects(request.tool, args):
+        if self._schemas.rejects(request.tool, args):
             invalid = await self.guard.anote_invalid(agent, reason="arguments rejected by the tool's schema")
             return await handler(request) if invalid.allowed else self._refusal(request, invalid, agent)
         decision = await self.guard.acheck(tool, args, agent)
@@ -243,22 +244,47 @@ def _unknown_tool_answer(answer: ToolResult, tool: str) -> bool:
     return answer.content.startswith(_UNKNOWN_TOOL.format(requested_tool=tool))
 
 
-def _rejects(tool: BaseTool, args: Any) -> bool:
-    """Whether the tool's own schema rejects ``args`` (as the ToolNode would, before running
-    it). Only for a pydantic schema without injected arguments (state, runtime): those are
-    filled in by the ToolNode, so the call's arguments alone cannot be judged."""
-    schema = tool.args_schema
-    if not isinstance(schema, type) or not issubclass(schema, BaseModel):
-        return False
-    try:
-        if tool.tool_call_schema.model_fields.keys() != schema.model_fields.keys():  # type: ignore[union-attr]
+class _Schemas:
+    """The schema each tool's arguments are validated with, found once per tool (reading
+    ``tool_call_schema`` costs about 10 us); None for a tool whose arguments cannot be judged
+    alone. Bounded: tools are few, and an evicted one is looked up again."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[BaseTool, type[BaseModel] | None]] = {}
+
+    def rejects(self, tool: BaseTool, args: Any) -> bool:
+        """Whether the tool's own schema rejects ``args``, as the ToolNode would before running it."""
+        schema = self._schema(tool)
+        if schema is None:
             return False
-        schema.model_validate(args)
-    except ValidationError:
-        return True
-    except Exception:  # a schema that cannot be read or a validator that fails otherwise: not ours to judge
+        try:
+            schema.model_validate(args)
+        except ValidationError:
+            return True
+        except Exception:  # a validator that fails otherwise: not ours to judge
+            return False
         return False
-    return False
+
+    def _schema(self, tool: BaseTool) -> type[BaseModel] | None:
+        known = self._known.get(id(tool))
+        if known is None or known[0] is not tool:
+            if len(self._known) >= 256:
+                self._known.clear()
+            known = self._known[id(tool)] = (tool, _own_schema(tool))
+        return known[1]
+
+
+def _own_schema(tool: BaseTool) -> type[BaseModel] | None:
+    """The tool's pydantic schema when the model's arguments are all of its arguments; None
+    when the ToolNode injects some (state, runtime) or the schema is not a pydantic model."""
+    schema = tool.args_schema
+    try:
+        if not isinstance(schema, type) or not issubclass(schema, BaseModel):
+            return None
+        same = tool.tool_call_schema.model_fields.keys() == schema.model_fields.keys()  # type: ignore[union-attr]
+    except Exception:  # a schema that cannot be read: not ours to judge
+        return None
+    return schema if same else None
 
 
 def _content(result: ToolResult) -> Any:

@@ -132,13 +132,16 @@ class _Runs:
         return decision.message
 
 
-_RUNS: weakref.WeakKeyDictionary[Guard, _Runs] = weakref.WeakKeyDictionary()
+_RUNS = "_loopfuse_openai_agents_runs"
 
 
 def _runs_of(guard: Guard) -> _Runs:
-    runs = _RUNS.get(guard)
-    if runs is None:
-        runs = _RUNS[guard] = _Runs(guard)
+    """The guard's ``_Runs``, kept on the guard itself: it lives exactly as long as the guard
+    (a registry keyed by guard would keep every guard alive through its value)."""
+    runs = getattr(guard, _RUNS, None)
+    if not isinstance(runs, _Runs):
+        runs = _Runs(guard)
+        setattr(guard, _RUNS, runs)
     return runs
 
 
