@@ -238,10 +238,15 @@ class SameErrorConfig:
 
 @dataclass(frozen=True)
 class ToolRule:
-    """One table of section ``tools``: rules for a single tool (None: the global value)."""
+    """One table of section ``tools``: rules for a single tool (None: the global value).
+
+    ``batch`` declares a tool called legitimately over many items (one call per id, file,
+    page): its near-duplicate key keeps the exact arguments (no masking), and its run of
+    same errors counts only identical calls."""
 
     tool: str = ""
     exempt: bool = False
+    batch: bool = False
     identity_args: tuple[str, ...] | None = None
     ignore_args: tuple[str, ...] = ()
     duplicate_limit: int | None = None
@@ -252,6 +257,7 @@ class ToolRule:
     def __post_init__(self) -> None:
         s = f"tools.{self.tool}"
         check_bool(s, "exempt", self.exempt)
+        check_bool(s, "batch", self.batch)
         if self.identity_args is not None:
             object.__setattr__(self, "identity_args", check_names(s, "identity_args", self.identity_args))
         if self.masks is not None:

@@ -24,7 +24,8 @@ class CallIdentity:
 
     A tool's ``identity_args`` keep only those top-level arguments; its ``ignore_args``
     add to the global ones. The near-duplicate key (when that breaker is on) masks the
-    configured volatile values; arguments longer than 64 KiB get none (fail open).
+    configured volatile values; arguments longer than 2 KiB get none (fail open). A ``batch``
+    tool's near-duplicate key is its exact key: calls over different items never match.
     """
 
     def __init__(self, config: GuardConfig) -> None:
@@ -32,6 +33,7 @@ class CallIdentity:
         self._rules = dict(config.tools)
         self._ignore = frozenset(cb.ignore_args)
         self._near = nd.enabled
+        self._batch = frozenset(tool for tool, rule in self._rules.items() if rule.batch)
         self._masks = frozenset(nd.masks)
         self._volatile = frozenset(nd.volatile_keys)
         self._near_cache: dict[int, int] = {}
@@ -60,6 +62,8 @@ class CallIdentity:
 
     def _near_key(self, call: CallKey) -> int:
         """The near key of ``call``, remembered for the calls seen last (a loop repeats them)."""
+        if self._batch and call.tool in self._batch:
+            return call.key
         near = self._near_cache.get(call.key)
         if near is None:
             if len(self._near_cache) >= _NEAR_CACHE:

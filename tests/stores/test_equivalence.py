@@ -38,7 +38,8 @@ RESULTS_CONFIG = {
     "tools": {"grep": {"duplicate_limit": 2, "near_duplicate_limit": 3}},
     "guard": {"abort_after_denials": 4},
 }
-# near_duplicate and cycle counting calls whose results are unknown too, or ignoring results.
+# near_duplicate and cycle counting calls whose results are unknown too, or ignoring results;
+# batch tools (exact near-duplicate keys, runs of errors per identical call).
 VARIANTS = {
     "defaults": {},
     "without_results_too": {
@@ -48,6 +49,12 @@ VARIANTS = {
     "results_ignored": {
         "near_duplicate": {"limit": 2, "window": 3, "only_with_results": False, "result_aware": False},
         "cycle": {"max_period": 2, "min_repeats": 2, "only_with_results": False, "result_aware": False},
+    },
+    "batch_tools": {
+        "tools": {
+            "grep": {"duplicate_limit": 2, "near_duplicate_limit": 3, "batch": True},
+            "edit": {"batch": True},
+        }
     },
 }
 # Numbers (one near-duplicate key, arg 4 also one window key with 3), names (cycles), and

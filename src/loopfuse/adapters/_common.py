@@ -6,17 +6,20 @@ import importlib
 import itertools
 import threading
 import weakref
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LoopAbortedError
+from ..escalation import escalation_point
+from ..incidents import logger
 from ..wrapping import abort_error
 
 if TYPE_CHECKING:
-    pass
+    from ..decision import Decision
+    from ..guard import Guard
 
-__all__ = ["Scope", "ScopeTable", "abort_error", "require", "stopped_text"]
+__all__ = ["HostLimit", "Scope", "ScopeTable", "abort_error", "require", "stop_error", "stopped_text"]
 
 
 def require(module: str, extra: str) -> ModuleType:
@@ -32,6 +35,47 @@ def require(module: str, extra: str) -> ModuleType:
 def stopped_text(error: LoopAbortedError) -> str:
     """The final message of a run an adapter ended instead of raising."""
     return f"Run stopped by loopfuse. {error}"
+
+
+class HostLimit:
+    """Warns once (per adapter object) when a host's own turn or step limit ends a looping
+    run before the guard's escalation point (``loopfuse.escalation.escalation_point``)."""
+
+    def __init__(self, guard: Guard, host: str) -> None:
+        self.host = host
+        self.point = escalation_point(guard.config)
+        self.denials = guard.config.guard.abort_after_denials or 0
+        self.warned = False
+
+    def check(self, setting: str, limit: Any, needed: Callable[[int], int] = lambda point: point) -> None:
+        """Warn if ``limit`` (the host's ``setting``; None or 0: no limit) is below what a run
+        needs to reach the escalation point (``needed(point)``, by default the point itself)."""
+        point = self.point
+        if self.warned or point is None or not _is_limit(limit):
+            return
+        required = needed(point)
+        if limit < required:
+            self.warned = True
+            logger.warning(
+                "loopfuse: %s %s=%d ends a looping run before loopfuse can: loopfuse stops a loop "
+                "of one repeated call at tool call %d (%d allowed, then %d denials), which needs "
+                "%s >= %d. Raise %s, or lower [guard] abort_after_denials or the breakers' limits.",
+                self.host, setting, limit, point, point - self.denials, self.denials, setting, required, setting,
+            )  # fmt: skip
+
+
+def _is_limit(value: Any) -> bool:
+    """A positive integer (LangGraph's default recursion limit is an ``int`` subclass)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def stop_error(guard: Guard, decision: Decision, agent: Any) -> LoopAbortedError:
+    """The error an adapter stops a run with: ``abort_error``, counting for invalid turns the
+    denials the streak got (from the ``[invalid] limit``-th turn on)."""
+    if decision.kind != "invalid":
+        return abort_error(guard, decision, agent)
+    denials = decision.count - decision.limit + 1
+    return LoopAbortedError(agent=str(agent), tool=decision.tool, denials=denials, kind="invalid")
 
 
 class Scope:

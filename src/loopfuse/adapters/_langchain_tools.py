@@ -8,6 +8,11 @@ middleware's ``before_model`` hook ends the run (``jump_to: "end"``) with a fina
 ``ToolNode(wrap_tool_call=...)`` in a hand-built LangGraph graph, where
 ``on_escalate="raise"`` stops the graph with ``LoopAbortedError`` instead.
 
+Invalid turns (``Guard.note_invalid``): a call of a tool the ``ToolNode`` does not have
+(answered by LangGraph's "is not a valid tool" error), and a call whose arguments the tool's
+schema rejects, are reported as invalid turns instead of checked as calls; the guard's
+denial, from the ``[invalid] limit``-th in a row, replaces LangGraph's error text.
+
 Scope: the LangGraph thread id, else the run (the id of the run's first message), plus
 the parent checkpoint namespace so that a sub-agent run inside a tool has its own state.
 A run's state goes when the run ends (``after_agent``); a thread's stays, since the
@@ -23,14 +28,16 @@ from typing import Any, Literal
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.tools import BaseTool
 from langgraph.config import get_config
-from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE, ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
+from pydantic import BaseModel, ValidationError
 
 from ..decision import Decision
 from ..guard import Guard
-from ._common import abort_error, stopped_text
+from ._common import HostLimit, stop_error, stopped_text
 
 __all__ = ["LoopfuseMiddleware"]
 
@@ -45,11 +52,20 @@ class LoopfuseMiddleware(AgentMiddleware):
         super().__init__()
         self.guard = guard
         self.on_escalate = on_escalate
+        self._limit = HostLimit(guard, "LangGraph")
+        self._schemas = _Schemas()
+        self._in_agent = False  # create_agent runs this middleware's before_model each turn
 
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]
     ) -> ToolResult:
+        self._check_recursion_limit(request)
         tool, args, agent = _call_of(request)
+        if request.tool is None:
+            return self._unlisted(request, handler(request), agent)
+        if self._schemas.rejects(request.tool, args):
+            invalid = self.guard.note_invalid(agent, reason="arguments rejected by the tool's schema")
+            return handler(request) if invalid.allowed else self._refusal(request, invalid, agent)
         decision = self.guard.check(tool, args, agent)
         if not decision.allowed:
             return self._refusal(request, decision, agent)
@@ -64,7 +80,13 @@ class LoopfuseMiddleware(AgentMiddleware):
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolResult]]
     ) -> ToolResult:
+        self._check_recursion_limit(request)
         tool, args, agent = _call_of(request)
+        if request.tool is None:
+            return await self._aunlisted(request, await handler(request), agent)
+        if self._schemas.rejects(request.tool, args):
+            invalid = await self.guard.anote_invalid(agent, reason="arguments rejected by the tool's schema")
+            return await handler(request) if invalid.allowed else self._refusal(request, invalid, agent)
         decision = await self.guard.acheck(tool, args, agent)
         if not decision.allowed:
             return self._refusal(request, decision, agent)
@@ -86,11 +108,46 @@ class LoopfuseMiddleware(AgentMiddleware):
 
     @hook_config(can_jump_to=["end"])
     def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        self._in_agent = True
         return _end_if_stopped(state.get("messages", ()))
 
     @hook_config(can_jump_to=["end"])
     async def abefore_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        self._in_agent = True
         return _end_if_stopped(state.get("messages", ()))
+
+    def _unlisted(self, request: ToolCallRequest, answer: ToolResult, agent: str) -> ToolResult:
+        """A call of a tool the ToolNode does not have, after the inner handler answered it."""
+        tool, args, _ = _call_of(request)
+        if _unknown_tool_answer(answer, tool):
+            invalid = self.guard.note_invalid(agent, reason="unknown tool")
+            return answer if invalid.allowed else self._refusal(request, invalid, agent)
+        decision = self.guard.check(tool, args, agent)  # a middleware inside served it: checked once run
+        if not decision.allowed:
+            return self._refusal(request, decision, agent)
+        self._record(tool, args, agent, answer)
+        return answer
+
+    async def _aunlisted(self, request: ToolCallRequest, answer: ToolResult, agent: str) -> ToolResult:
+        tool, args, _ = _call_of(request)
+        if _unknown_tool_answer(answer, tool):
+            invalid = await self.guard.anote_invalid(agent, reason="unknown tool")
+            return answer if invalid.allowed else self._refusal(request, invalid, agent)
+        decision = await self.guard.acheck(tool, args, agent)
+        if not decision.allowed:
+            return self._refusal(request, decision, agent)
+        await self.guard.arecord_result(tool, args, _content(answer), agent, ok=_ok(answer))
+        return answer
+
+    def _check_recursion_limit(self, request: ToolCallRequest) -> None:
+        """Warn once if the run's recursion_limit ends a loop before the guard does. A model
+        turn takes at least 2 super-steps (model, tools); under create_agent 3 (this
+        middleware's before_model too), and ending the run 3 more."""
+        if self._limit.warned:
+            return
+        config = getattr(request.runtime, "config", None) or {}
+        per_turn, tail = (3, 3) if self._in_agent else (2, 0)
+        self._limit.check("recursion_limit", config.get("recursion_limit"), lambda p: per_turn * p + tail)
 
     def _forget_run(self, state: Any, runtime: Any) -> None:
         """A run's state goes when the run ends; a thread's stays for its next invocation."""
@@ -104,7 +161,7 @@ class LoopfuseMiddleware(AgentMiddleware):
     def _refusal(self, request: ToolCallRequest, decision: Decision, agent: str) -> ToolMessage:
         artifact = None
         if decision.escalate:
-            error = abort_error(self.guard, decision, agent)
+            error = stop_error(self.guard, decision, agent)
             if self.on_escalate == "raise":
                 raise error
             artifact = {_MARK: stopped_text(error)}
@@ -175,6 +232,59 @@ def _run_of(runtime: Any, state: Any) -> str:
     messages = state.get("messages") if isinstance(state, dict) else getattr(state, "messages", None)
     first_id = getattr(messages[0], "id", None) if messages else None
     return f"run:{first_id}" if first_id else "run"
+
+
+_UNKNOWN_TOOL = INVALID_TOOL_NAME_ERROR_TEMPLATE.partition("{available_tools}")[0]
+
+
+def _unknown_tool_answer(answer: ToolResult, tool: str) -> bool:
+    """Whether ``answer`` is the ToolNode's "not a valid tool" error for ``tool``."""
+    if not isinstance(answer, ToolMessage) or answer.status != "error" or not isinstance(answer.content, str):
+        return False
+    return answer.content.startswith(_UNKNOWN_TOOL.format(requested_tool=tool))
+
+
+class _Schemas:
+    """The schema each tool's arguments are validated with, found once per tool (reading
+    ``tool_call_schema`` costs about 10 us); None for a tool whose arguments cannot be judged
+    alone. Bounded: tools are few, and an evicted one is looked up again."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[BaseTool, type[BaseModel] | None]] = {}
+
+    def rejects(self, tool: BaseTool, args: Any) -> bool:
+        """Whether the tool's own schema rejects ``args``, as the ToolNode would before running it."""
+        schema = self._schema(tool)
+        if schema is None:
+            return False
+        try:
+            schema.model_validate(args)
+        except ValidationError:
+            return True
+        except Exception:  # a validator that fails otherwise: not ours to judge
+            return False
+        return False
+
+    def _schema(self, tool: BaseTool) -> type[BaseModel] | None:
+        known = self._known.get(id(tool))
+        if known is None or known[0] is not tool:
+            if len(self._known) >= 256:
+                self._known.clear()
+            known = self._known[id(tool)] = (tool, _own_schema(tool))
+        return known[1]
+
+
+def _own_schema(tool: BaseTool) -> type[BaseModel] | None:
+    """The tool's pydantic schema when the model's arguments are all of its arguments; None
+    when the ToolNode injects some (state, runtime) or the schema is not a pydantic model."""
+    schema = tool.args_schema
+    try:
+        if not isinstance(schema, type) or not issubclass(schema, BaseModel):
+            return None
+        same = tool.tool_call_schema.model_fields.keys() == schema.model_fields.keys()  # type: ignore[union-attr]
+    except Exception:  # a schema that cannot be read: not ours to judge
+        return None
+    return schema if same else None
 
 
 def _content(result: ToolResult) -> Any:

@@ -14,17 +14,23 @@ own state (``share_subagents=True`` lets one invocation's agents share it). Once
 escalates, the callback ends the invocation the ADK way (``end_invocation``, with
 ``escalate`` and ``skip_summarization`` on the response event, so no further model call
 is made) and the final function response names the loop under ``"loopfuse_stopped"``.
+
+A call of a tool that does not exist reaches the before-tool callback with ADK's stand-in
+tool: it is reported as an invalid turn (``Guard.note_invalid``), not checked as a call. ADK
+answers it with its own "no tool with that name" text until the guard denies; then the
+callback answers with the denial text, and escalation ends the invocation as above.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ._common import abort_error, require
+from ._common import HostLimit, require, stop_error
 
 require("google.adk", "google-adk")
 
 from google.adk.plugins.base_plugin import BasePlugin  # noqa: E402
+from google.adk.tools.base_tool import BaseTool  # noqa: E402
 
 if TYPE_CHECKING:
     from ..decision import Decision
@@ -47,18 +53,33 @@ class _Gate:
         self.guard = guard
         self.share_subagents = share_subagents
         self._denied: set[str] = set()
+        self._limit = HostLimit(guard, "Google ADK")
 
     async def before(self, tool: Any, args: dict[str, Any], tool_context: Any) -> dict[str, Any] | None:
         agent = scope_of(tool_context, self.share_subagents)
+        if not self._limit.warned:
+            run_config = getattr(tool_context, "run_config", None)
+            self._limit.check("max_llm_calls", getattr(run_config, "max_llm_calls", None))
+        if _unknown(tool):
+            return self._answer(
+                await self.guard.anote_invalid(agent, reason="unknown tool"), agent, tool_context
+            )
         decision = await self.guard.acheck(tool.name, args, agent)
+        if not decision.allowed:
+            self._denied.add(_call_id(tool_context))
+        return self._answer(decision, agent, tool_context)
+
+    def _answer(self, decision: Decision, agent: str, tool_context: Any) -> dict[str, Any] | None:
+        """None lets the call run (or ADK answer it); else the denial, or the stop."""
         if decision.allowed:
             return None
-        self._denied.add(_call_id(tool_context))
         if decision.escalate:
             return self._stop(decision, agent, tool_context)
         return {"error": decision.message}
 
     async def after(self, tool: Any, args: dict[str, Any], tool_context: Any, result: Any, ok: bool) -> None:
+        if _unknown(tool):
+            return  # an invalid turn, never a call
         call_id = _call_id(tool_context)
         if call_id in self._denied:
             self._denied.discard(call_id)
@@ -70,7 +91,7 @@ class _Gate:
         tool_context.get_invocation_context().end_invocation = True
         tool_context.actions.escalate = True
         tool_context.actions.skip_summarization = True
-        return {"error": decision.message, "loopfuse_stopped": str(abort_error(self.guard, decision, agent))}
+        return {"error": decision.message, "loopfuse_stopped": str(stop_error(self.guard, decision, agent))}
 
 
 class LoopfusePlugin(BasePlugin):
@@ -121,6 +142,12 @@ def loopfuse_callbacks(guard: Guard, *, share_subagents: bool = False) -> ToolCa
         return None
 
     return ToolCallbacks(loopfuse_before_tool, loopfuse_after_tool)
+
+
+def _unknown(tool: Any) -> bool:
+    """ADK's stand-in for a tool name that resolved to nothing is a bare ``BaseTool`` (every
+    tool that can run is a subclass)."""
+    return type(tool) is BaseTool
 
 
 def _call_id(tool_context: Any) -> str:

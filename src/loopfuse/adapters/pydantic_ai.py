@@ -6,6 +6,13 @@ failed tool result (``ToolFailed``: flagged as an error, it spends no retry budg
 ``ModelRetry``). Once the guard escalates, the hook raises ``LoopAbortedError``, which
 ends the run: ``agent.run`` raises it.
 
+Invalid turns (``Guard.note_invalid``): arguments a tool's schema or validator rejects
+(``on_tool_validate_error``) and calls of tools that do not exist (the retried result Pydantic
+AI answers them with, seen before the next model request) are reported instead of checked as
+calls. Pydantic AI's own retry text reaches the model until the guard denies; then the denial
+text does, and escalation raises ``LoopAbortedError`` as for any loop. The agent's ``retries``
+(default 1) may end such a run first, with ``UnexpectedModelBehavior``.
+
 Scope: the run id (``RunContext.run_id``), so a sub-agent run inside a tool has its own
 state. The run's state goes when the run ends, normally, by an error or cancelled
 (``wrap_run``). Parallel tool calls of one turn are checked in the order Pydantic AI starts them;
@@ -14,24 +21,26 @@ the guard's lock keeps counts exact.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 try:
     from pydantic_ai import RunContext
     from pydantic_ai.capabilities import AbstractCapability
     from pydantic_ai.capabilities.abstract import WrapRunHandler
-    from pydantic_ai.exceptions import ToolFailed
-    from pydantic_ai.messages import ToolCallPart
+    from pydantic_ai.exceptions import ModelRetry, ToolFailed
+    from pydantic_ai.messages import ModelRequest, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models import ModelRequestContext
     from pydantic_ai.run import AgentRunResult
     from pydantic_ai.tools import ToolDefinition
+    from pydantic_core import ValidationError
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise ImportError(
         "loopfuse.adapters.pydantic_ai needs Pydantic AI v2: pip install 'loopfuse[pydantic-ai]'"
     ) from exc
 
 from ..guard import Guard
-from ._common import abort_error
+from ._common import HostLimit, stop_error
 
 __all__ = ["LoopfuseCapability"]
 
@@ -41,6 +50,10 @@ class LoopfuseCapability(AbstractCapability[Any]):
     """Deny looping tool calls; stop the run once the agent ignores the denials."""
 
     guard: Guard
+    _limit: HostLimit = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._limit = HostLimit(self.guard, "Pydantic AI")
 
     async def wrap_run(self, ctx: RunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
         try:
@@ -52,12 +65,52 @@ class LoopfuseCapability(AbstractCapability[Any]):
         self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: dict[str, Any]
     ) -> dict[str, Any]:
         scope = _scope(ctx)
+        if not self._limit.warned:
+            self._limit.check("request_limit", getattr(ctx.usage_limits, "request_limit", None))
         decision = await self.guard.acheck(call.tool_name, args, scope)
         if decision.allowed:
             return args
         if decision.escalate:
-            raise abort_error(self.guard, decision, scope)
+            raise stop_error(self.guard, decision, scope)
         raise ToolFailed(decision.message or "")
+
+    async def on_tool_validate_error(
+        self,
+        ctx: RunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: Any,
+        error: ValidationError | ModelRetry,
+    ) -> dict[str, Any]:
+        """Arguments the tool rejects: an invalid turn; Pydantic AI's retry, or the denial."""
+        scope = _scope(ctx)
+        decision = await self.guard.anote_invalid(scope, reason="arguments rejected")
+        if decision.allowed:
+            raise error
+        if decision.escalate:
+            raise stop_error(self.guard, decision, scope)
+        raise ToolFailed(decision.message or "")
+
+    async def before_model_request(
+        self, ctx: RunContext[Any], request_context: ModelRequestContext
+    ) -> ModelRequestContext:
+        """Report the calls of unknown tools the request answers; a denial replaces the answer."""
+        messages = request_context.messages
+        last = messages[-1] if messages else None
+        if isinstance(last, ModelRequest):
+            for part in last.parts:
+                if isinstance(part, ToolReturnPart) and _unknown_tool(part):
+                    await self._invalid_call(ctx, part)
+        return request_context
+
+    async def _invalid_call(self, ctx: RunContext[Any], part: ToolReturnPart[Any]) -> None:
+        scope = _scope(ctx)
+        decision = await self.guard.anote_invalid(scope, reason="unknown tool")
+        if decision.escalate:
+            raise stop_error(self.guard, decision, scope)
+        if not decision.allowed:
+            part.content = decision.message or ""
 
     async def after_tool_execute(
         self,
@@ -82,6 +135,11 @@ class LoopfuseCapability(AbstractCapability[Any]):
     ) -> Any:
         await self.guard.arecord_result(call.tool_name, args, error, _scope(ctx), ok=False)
         raise error
+
+
+def _unknown_tool(part: ToolReturnPart[Any]) -> bool:
+    """Whether ``part`` answers a call of a tool that does not exist (a retried result)."""
+    return getattr(part.retry, "cause", None) == "unknown_tool"
 
 
 def _scope(ctx: RunContext[Any]) -> str:

@@ -16,6 +16,13 @@ raised inside a managed agent it reaches the parent as a failed call. Parallel t
 of one turn (ToolCallingAgent's threads) are checked under the guard's lock, in the order
 the threads reach their tools: counts stay exact.
 
+Invalid turns (``Guard.note_invalid``): a step that ended with a reply smolagents could not
+parse, a call of a tool that does not exist, or arguments the tool's schema rejects. The
+step callback reports it; from the ``[invalid] limit``-th in a row the guard's denial text
+replaces the step's error text (what the model reads next), and escalation stops the run
+as above. The agent's ``max_steps`` (and ``run(max_steps=...)``) is compared with the
+guard's escalation point: a warning says when smolagents would end a loop first.
+
 Scopes: each ``run`` with ``reset=True`` starts a fresh scope and drops the state of the
 one it replaces; ``run(..., reset=False)`` continues the current scope with its state. A
 managed agent gets its own scope per delegation (dropped when the delegation returns or
@@ -38,11 +45,16 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import LoopAbortedError
 from ..wrapping import call_arguments
-from ._common import Scope, abort_error, require
+from ._common import HostLimit, Scope, require, stop_error
 
 require("smolagents", "smolagents")
 
 from smolagents.memory import ActionStep  # type: ignore[import-untyped]  # noqa: E402
+from smolagents.utils import (  # type: ignore[import-untyped]  # noqa: E402
+    AgentParsingError,
+    AgentToolCallError,
+    AgentToolExecutionError,
+)
 
 if TYPE_CHECKING:
     from ..guard import Guard
@@ -78,17 +90,35 @@ class _RunScope:
         self._guard.forget(self.label)
 
     def stop(self, guard: Guard, decision: Any) -> None:
-        self.abort = abort_error(guard, decision, self.label.name)
+        self.abort = stop_error(guard, decision, self.label.name)
 
-    def raise_if_stopped(self, step: Any, agent: Any = None) -> None:
+    def after_step(self, step: Any, agent: Any = None) -> None:
+        """A step that ended with no usable tool call is an invalid turn; a denial replaces the
+        error text the model reads next. Then stop the run if it escalated."""
+        error: Any = getattr(step, "error", None)
+        if _invalid_turn(error):
+            decision = self._guard.note_invalid(self.label, reason=type(error).__name__)
+            if decision.escalate:
+                self.stop(self._guard, decision)
+            elif not decision.allowed:
+                error.args, error.message = (decision.message,), decision.message
         if self.abort is not None:
             raise self.abort
+
+
+def _invalid_turn(error: Any) -> bool:
+    """A reply that could not be parsed, a call of a tool that does not exist, or arguments
+    the tool's schema rejects (none of them reached a tool)."""
+    if isinstance(error, AgentParsingError | AgentToolCallError):
+        return True
+    return isinstance(error, AgentToolExecutionError) and str(error).startswith("Unknown tool ")
 
 
 @dataclass(frozen=True)
 class _Installed:
     guard: Guard
     scope: _RunScope
+    limit: HostLimit
 
 
 def guard_agent(agent: Any, guard: Guard, *, share_subagents: bool = False) -> Any:
@@ -124,8 +154,10 @@ def _install_own_scope(agent: Any, guard: Guard, share: bool) -> _RunScope:
 
 
 def _install(agent: Any, guard: Guard, scope: _RunScope, share: bool) -> None:
-    vars(agent)[_INSTALLED] = _Installed(guard, scope)
-    agent.step_callbacks.register(ActionStep, scope.raise_if_stopped)
+    limit = HostLimit(guard, f"smolagents agent {_name(agent)!r}")
+    limit.check("max_steps", getattr(agent, "max_steps", None))
+    vars(agent)[_INSTALLED] = _Installed(guard, scope, limit)
+    agent.step_callbacks.register(ActionStep, scope.after_step)
     for name, tool in list(agent.tools.items()):
         if name not in UNGUARDED:
             agent.tools[name] = _guarded_tool(tool, guard, scope)
@@ -150,6 +182,7 @@ def _restart_scope_on_run(agent: Any, scope: _RunScope) -> None:
     run = agent.run
 
     def guarded_run(task: str, *args: Any, **kwargs: Any) -> Any:
+        vars(agent)[_INSTALLED].limit.check("max_steps", kwargs.get("max_steps"))
         if kwargs.get("reset", args[1] if len(args) > 1 else True):
             scope.new_run()
         return run(task, *args, **kwargs)

@@ -29,7 +29,9 @@ def build_breakers(config: GuardConfig) -> tuple[Breaker, ...]:
         assert brake.max_repeats is not None
         breakers.append(RepeatBreaker(brake.max_repeats, result_aware=brake.result_aware))
     if config.same_error.enabled:
-        breakers.append(SameErrorBreaker(config.same_error.limit, config.same_error.identical_limit))
+        se = config.same_error
+        batch = [tool for tool, rule in config.tools.items() if rule.batch]
+        breakers.append(SameErrorBreaker(se.limit, se.identical_limit, batch))
     if config.near_duplicate.enabled:
         breakers.append(_near(config))
     if config.cycle.enabled:

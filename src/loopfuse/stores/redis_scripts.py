@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib import resources
 from typing import Any
 
-from ..breakers import Breaker, NearDuplicateBreaker, WindowBreaker
+from ..breakers import Breaker, NearDuplicateBreaker, SameErrorBreaker, WindowBreaker
 from ..calls import CallKey
 from ..errors import ConfigError
 from ..state import ToolResult
@@ -56,12 +56,14 @@ class ScriptSet:
         self._near = nears[0] if nears else None
         # Whether every check needs the near-duplicate key, results or not.
         self.near_from_start = self._near is not None and not self._near.only_with_results
+        errors = [b for b in breakers if isinstance(b, SameErrorBreaker)]
+        self._batch = errors[0].batch_tools if errors else frozenset()
 
     def check_args(self, call: CallKey, near: bool) -> list[Any]:
         """The check's arguments; with ``near`` false the near-duplicate key is not computed
         (about 9 us of masking) and the script asks for it if the agent has results."""
         plain, with_result = self._window_limits(call.tool)
-        args = [call.key.to_bytes(8, "big"), call.full, _tool_id(call.tool), plain, with_result]
+        args = [call.key.to_bytes(8, "big"), call.full, self._error_scope(call), plain, with_result]
         breaker = self._near
         if breaker is not None:
             args.append(call.near.to_bytes(8, "big") if near else _UNSENT)
@@ -72,7 +74,7 @@ class ScriptSet:
         args = [
             call.key.to_bytes(8, "big"),
             call.full,
-            _tool_id(call.tool),
+            self._error_scope(call),
             result.digest.to_bytes(8, "big"),
             pair_key(call.key, result.digest).to_bytes(8, "big"),
             b"0" if result.ok is False else b"1",
@@ -84,6 +86,13 @@ class ScriptSet:
         else:
             args += [_NONE, _NONE]
         return args
+
+    def _error_scope(self, call: CallKey) -> bytes:
+        """What a run of same errors belongs to (the scripts' "tool"): the tool, or for a
+        batch tool the identical call (as ``SameErrorBreaker`` counts it in process)."""
+        if self._batch and call.tool in self._batch:
+            return _tool_id(call.tool) + b"\n" + call.key.to_bytes(8, "big")
+        return _tool_id(call.tool)
 
     def rule(self, kind: str, code: str, tool: str) -> str:
         """The configuration key of a denial from the script (as the breaker in process names it)."""
