@@ -62,7 +62,8 @@ class Guard:
         breakers = build_breakers(self.config)
         self._guard_all = bool(breakers)
         invalid = self.config.invalid
-        self._invalid = InvalidTurnBreaker(invalid.limit) if invalid.enabled else None
+        abort_after = settings.abort_after_denials
+        self._invalid = InvalidTurnBreaker(invalid.limit, abort_after) if invalid.enabled else None
         self._identity = CallIdentity(self.config)
         self._shadow = settings.mode == "shadow"
         self._only = frozenset(cb.only)
@@ -242,8 +243,8 @@ class Guard:
 
         Allowed while the agent's invalid turns in a row stay under ``[invalid] limit``: give
         the model your own error text as usual. Denied from the limit on: give it
-        ``Decision.message`` instead; ``Decision.escalate`` (twice the limit) means stop the
-        run. Any allowed tool call ends the streak. ``reason`` is for your own records: the
+        ``Decision.message`` instead; ``Decision.escalate`` (``abort_after_denials`` denials in
+        a row, as for tool calls) means stop the run. Any allowed tool call ends the streak. ``reason`` is for your own records: the
         guard keeps none of it. Never raises: a streak that cannot be counted is allowed.
         """
         if self._invalid is None:

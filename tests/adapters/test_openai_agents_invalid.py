@@ -36,12 +36,12 @@ async def test_a_model_calling_a_missing_tool_again_and_again_is_stopped() -> No
     agent = guard_agent(Agent(name="main", model=model, tools=[counter.tool()]), guard)
     with pytest.raises(ToolInputGuardrailTripwireTriggered) as caught:
         await run(agent, guard)
-    assert [o == NOT_FOUND for o in model.outputs] == [True] * 5 + [False] * 6
+    assert [o == NOT_FOUND for o in model.outputs] == [True] * 5 + [False] * 2
     assert all(INVALID in o for o in model.outputs[5:])  # the 6th to the 11th: the guard's text
     error = caught.value.output.output_info
     assert isinstance(error, LoopAbortedError) and error.kind == "invalid"
-    assert "agent main" in str(error) and "7 denials" in str(error)
-    assert model.turns == 12 and counter.runs == 0  # stopped before a 13th model call
+    assert "agent main" in str(error) and "3 denials" in str(error)
+    assert model.turns == 8 and counter.runs == 0  # stopped before a 9th model call
 
 
 async def test_scattered_invalid_turns_among_real_work_change_nothing() -> None:

@@ -37,9 +37,9 @@ async def test_a_model_calling_a_missing_tool_again_and_again_is_stopped() -> No
     with pytest.raises(LoopAbortedError, match="invalid") as caught:
         await make_agent(model, Guard(), counter).run("find it")
     seen = texts(model)
-    assert [t.startswith("Unknown tool name: 'serch'") for t in seen] == [True] * 5 + [False] * 6
+    assert [t.startswith("Unknown tool name: 'serch'") for t in seen] == [True] * 5 + [False] * 2
     assert all(INVALID in t for t in seen[5:])  # the 6th to the 11th: the guard's text
-    assert "7 denials" in str(caught.value) and model.turns == 12 and counter.runs == 0
+    assert "3 denials" in str(caught.value) and model.turns == 8 and counter.runs == 0
 
 
 async def test_scattered_invalid_turns_among_real_work_change_nothing() -> None:

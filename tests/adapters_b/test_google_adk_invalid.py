@@ -40,10 +40,10 @@ async def test_a_model_calling_a_missing_tool_again_and_again_is_stopped(hook: s
     )
     events = await run(agent, [LoopfusePlugin(guard)] if hook == "plugin" else [])
     seen = errors(events)
-    assert [NOT_A_TOOL in e for e in seen] == [True] * 5 + [False] * 7
+    assert [NOT_A_TOOL in e for e in seen] == [True] * 5 + [False] * 3
     assert all(INVALID in e for e in seen[5:])
     assert "invalid" in responses(events)[-1]["loopfuse_stopped"]
-    assert events[-1].actions.escalate and model.calls == 12 and probe.runs == []
+    assert events[-1].actions.escalate and model.calls == 8 and probe.runs == []
 
 
 async def test_scattered_invalid_turns_among_real_work_change_nothing() -> None:

@@ -38,10 +38,10 @@ def test_a_model_calling_a_missing_tool_again_and_again_is_stopped() -> None:
     with pytest.raises(LoopAbortedError, match="invalid") as raised:
         agent.run("go")
     seen = errors(agent)
-    assert [UNKNOWN in e for e in seen] == [True] * 5 + [False] * 6  # the 12th step stopped the run
+    assert [UNKNOWN in e for e in seen] == [True] * 5 + [False] * 2  # the 8th step stopped the run
     assert all(INVALID in e for e in seen[5:])  # the step's error text, as the model reads it next
-    assert INVALID in model.prompts[-1] and "7 denials" in str(raised.value)
-    assert model.calls == 12 and probe.runs == []
+    assert INVALID in model.prompts[-1] and "3 denials" in str(raised.value)
+    assert model.calls == 8 and probe.runs == []
 
 
 def test_scattered_invalid_turns_among_real_work_change_nothing() -> None:

@@ -33,11 +33,16 @@ def test_an_allowed_tool_call_ends_the_streak(make_guard: GuardFactory) -> None:
         assert guard.check("search", {"q": f"query {step}"}, agent="a").allowed
 
 
-def test_escalation_at_twice_the_limit(make_guard: GuardFactory) -> None:
-    guard = make_guard({"invalid": {"limit": 2}})
-    escalations = [guard.note_invalid(agent="a").escalate for _ in range(5)]
-    assert escalations == [False, False, False, True, True]
-    assert guard.stats()["denials"]["invalid"] == 4
+def test_escalation_after_abort_after_denials_denials(make_guard: GuardFactory) -> None:
+    guard = make_guard({"invalid": {"limit": 2}, "guard": {"abort_after_denials": 3}})
+    escalations = [guard.note_invalid(agent="a").escalate for _ in range(6)]
+    assert escalations == [False, False, False, True, True, True]
+    assert guard.stats()["denials"]["invalid"] == 5
+
+
+def test_no_escalation_when_abort_after_denials_is_off(make_guard: GuardFactory) -> None:
+    guard = make_guard({"invalid": {"limit": 2}, "guard": {"abort_after_denials": 0}})
+    assert not any(guard.note_invalid(agent="a").escalate for _ in range(20))
 
 
 def test_agents_have_their_own_streaks(make_guard: GuardFactory) -> None:

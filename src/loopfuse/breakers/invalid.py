@@ -27,7 +27,8 @@ INVALID_MESSAGE = (
 @dataclass(frozen=True)
 class InvalidConfig:
     """Section ``invalid``: deny the ``limit``-th invalid turn in a row; the host is told to
-    stop the run (``Decision.escalate``) from ``2 * limit`` on."""
+    stop the run (``Decision.escalate``) at the ``[guard] abort_after_denials``-th denial in
+    a row, as for every other breaker."""
 
     enabled: bool = True
     limit: int = 6
@@ -42,16 +43,18 @@ class InvalidTurnBreaker:
 
     kind: Kind = "invalid"
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, abort_after: int | None = 3) -> None:
         self.limit = limit
+        self.abort_after = abort_after
 
     def judge(self, streak: int) -> Denial | None:
         """A denial once ``streak`` reaches the limit, else None."""
         return Denial("invalid", streak, self.limit, "invalid.limit") if streak >= self.limit else None
 
     def escalates(self, streak: int) -> bool:
-        """Whether the host should end the run: twice the limit in a row."""
-        return streak >= 2 * self.limit
+        """Whether the host should end the run: ``abort_after`` denials in a row (never if 0)."""
+        abort = self.abort_after
+        return abort is not None and abort > 0 and streak - self.limit + 1 >= abort
 
     def message(self, denial: Denial) -> str:
         return INVALID_MESSAGE.format(count=denial.count, limit=denial.limit, kind=denial.kind)
