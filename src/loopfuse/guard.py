@@ -26,7 +26,7 @@ from .stats import GuardStats
 from .stores import open_store
 from .stores.base import Outcome, Store, StoreSpec, StoreUnavailableError
 from .untrusted import BAD_TOOL, error_text, is_exception, tool_name, tool_result
-from .wrapping import guarded
+from .wrapping import CURRENT_SESSION, guarded
 
 __all__ = ["Guard"]
 
@@ -299,20 +299,22 @@ class Guard:
         return decision
 
     @overload
-    def wrap(self, fn: F, *, tool: str | None = None, agent: Any = "default") -> F: ...
+    def wrap(self, fn: F, *, tool: str | None = None, agent: Any = CURRENT_SESSION) -> F: ...
 
     @overload
     def wrap(
-        self, fn: None = None, *, tool: str | None = None, agent: Any = "default"
+        self, fn: None = None, *, tool: str | None = None, agent: Any = CURRENT_SESSION
     ) -> Callable[[F], F]: ...
 
     def wrap(
-        self, fn: F | None = None, *, tool: str | None = None, agent: Any = "default"
+        self, fn: F | None = None, *, tool: str | None = None, agent: Any = CURRENT_SESSION
     ) -> F | Callable[[F], F]:
         """Guard a plain function (sync or async), directly or as a decorator.
 
         A denied call returns the denial text instead of running the function; once the
-        agent escalates, ``LoopAbortedError`` is raised instead.
+        agent escalates, ``LoopAbortedError`` is raised instead. Without ``agent=``, each
+        call counts for the agent of the enclosing ``loopfuse.wrapping.agent_session``,
+        else ``"default"``.
         """
         if fn is None:
             return lambda f: self.wrap(f, tool=tool, agent=agent)

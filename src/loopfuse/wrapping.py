@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .errors import LoopAbortedError
@@ -13,9 +15,50 @@ if TYPE_CHECKING:
     from .decision import Decision
     from .guard import Guard
 
-__all__ = ["abort_error", "call_arguments", "guarded", "refusal_text", "run_before"]
+__all__ = [
+    "CURRENT_SESSION",
+    "abort_error",
+    "agent_session",
+    "call_arguments",
+    "current_agent",
+    "guarded",
+    "refusal_text",
+    "run_before",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
+DEFAULT_AGENT = "default"
+
+
+class _CurrentSession:
+    """``Guard.wrap``'s default ``agent``: whoever ``agent_session`` names when the call
+    runs, else ``"default"`` (one agent for the whole process)."""
+
+    def __repr__(self) -> str:
+        return "<the current agent_session, else 'default'>"
+
+
+CURRENT_SESSION: Any = _CurrentSession()
+_session: contextvars.ContextVar[Any] = contextvars.ContextVar(
+    "loopfuse_agent_session", default=DEFAULT_AGENT
+)
+
+
+@contextlib.contextmanager
+def agent_session(agent: Any) -> Iterator[None]:
+    """Within the block, functions guarded with ``Guard.wrap`` and no ``agent=`` count for
+    ``agent``: in this thread, and in the asyncio tasks and ``asyncio.to_thread`` calls
+    started inside the block (they copy the context). Sessions nest; ``agent=`` wins."""
+    token = _session.set(agent)
+    try:
+        yield
+    finally:
+        _session.reset(token)
+
+
+def current_agent(agent: Any) -> Any:
+    """``agent``, or the current session's agent when it is ``CURRENT_SESSION``."""
+    return _session.get() if agent is CURRENT_SESSION else agent
 
 
 def call_arguments(fn: Callable[..., Any]) -> Callable[[tuple[Any, ...], dict[str, Any]], dict[str, Any]]:
@@ -73,7 +116,8 @@ def guarded(fn: F, guard: Guard, tool: str, agent: Any) -> F:
     """``fn`` behind ``guard``: a denial returns its text, an escalation raises."""
 
     def before(arguments: dict[str, Any]) -> str | None:
-        return refusal_text(guard.check(tool, arguments, agent), agent, guard)
+        who = current_agent(agent)
+        return refusal_text(guard.check(tool, arguments, who), who, guard)
 
     return run_before(fn, before)
 

@@ -1,13 +1,15 @@
-"""Plain functions: Guard.wrap, directly and as a decorator, sync and async."""
+"""Plain functions: Guard.wrap, directly and as a decorator, sync and async; agent sessions."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 
 import pytest
 
 from loopfuse import Guard, LoopAbortedError
+from loopfuse.wrapping import agent_session
 
 LIMITS = {"circuit_breaker": {"duplicate_limit": 3}, "guard": {"abort_after_denials": 4}}
 SECRET = "secret-query-7"
@@ -123,3 +125,64 @@ def test_threads_calling_one_wrapped_function_count_exactly() -> None:
     for thread in threads:
         thread.join(timeout=10)
     assert runs == 5
+
+
+def _search_guard() -> tuple[Guard, Callable[[str], str]]:
+    guard = Guard.from_config(LIMITS)
+    return guard, guard.wrap(lambda q: "found", tool="search")
+
+
+def test_each_agent_session_has_its_own_counts() -> None:
+    guard, search = _search_guard()
+    runs = []
+    for run in ("run-1", "run-2"):
+        with agent_session(run):
+            runs.append([search("x") == "found" for _ in range(4)])
+    assert runs == [[True, True, True, False]] * 2
+    assert not guard.check("search", {"q": "x"}, agent="run-1").allowed  # the session names the agent
+    assert guard.check("search", {"q": "x"}, agent="default").allowed
+
+
+def test_without_a_session_the_process_is_the_agent_default() -> None:
+    guard, search = _search_guard()
+    for _ in range(3):
+        search("x")
+    assert not guard.check("search", {"q": "x"}, agent="default").allowed
+
+
+def test_an_explicit_agent_wins_over_the_session() -> None:
+    guard = Guard.from_config(LIMITS)
+    search = guard.wrap(lambda q: "found", tool="search", agent="researcher")
+    with agent_session("run-1"):
+        for _ in range(3):
+            search("x")
+    assert not guard.check("search", {"q": "x"}, agent="researcher").allowed
+    assert guard.check("search", {"q": "x"}, agent="run-1").allowed
+
+
+def test_sessions_nest_and_the_outer_one_comes_back() -> None:
+    guard, search = _search_guard()
+    with agent_session("outer"):
+        search("x")
+        with agent_session("inner"):
+            search("x")
+        search("x")
+    assert [guard.check("search", {"q": "x"}, agent=a).allowed for a in ("outer", "inner")] == [True, True]
+    assert not guard.check("search", {"q": "x"}, agent="outer").allowed  # the outer session's 4th call
+
+
+async def test_the_session_reaches_tasks_and_threads_started_inside_it() -> None:
+    fetch = CountingFetch()
+    guarded = Guard.from_config(LIMITS).wrap(fetch.__call__)
+    sync_runs: list[str] = []
+
+    def fetch_sync(url: str) -> str:
+        sync_runs.append(url)
+        return "page"
+
+    sync = Guard.from_config(LIMITS).wrap(fetch_sync)
+    for run in ("run-1", "run-2"):
+        with agent_session(run):
+            await asyncio.gather(*(guarded("u") for _ in range(5)))
+            await asyncio.gather(*(asyncio.to_thread(sync, "u") for _ in range(5)))
+    assert fetch.runs == 3 * 2 and len(sync_runs) == 3 * 2

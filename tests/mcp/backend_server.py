@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import mcp_types
 from fastmcp import Context, FastMCP
 
 server = FastMCP("loopfuse-test-backend")
@@ -58,6 +59,18 @@ async def work(steps: int, ctx: Context) -> str:
         await ctx.report_progress(step + 1, steps)
     await ctx.info("work finished")
     return "done"
+
+
+@server.tool
+async def add_tool(name: str, ctx: Context) -> str:
+    """Add a tool ``name`` (it answers "extra ran") and tell the client the list changed."""
+    server.tool(_extra, name=name)
+    await ctx.send_notification(mcp_types.ToolListChangedNotification())
+    return "added"
+
+
+def _extra() -> str:
+    return "extra ran"
 
 
 @server.resource("data://greeting")

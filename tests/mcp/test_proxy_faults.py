@@ -113,6 +113,8 @@ def test_usage_errors_exit_2() -> None:
     bad_env = _cli("--env", "NOEQUALS", "--", "true")
     assert bad_env.returncode == 2 and "KEY=VALUE" in bad_env.stderr
     assert _cli("--listen", "nope", "--", "true").returncode == 2
+    bad_cap = _cli("--max-calls", "-1", "--", "true")
+    assert bad_cap.returncode == 2 and "--max-calls -1: expected 0 (no cap)" in bad_cap.stderr
 
 
 def test_a_command_that_does_not_exist_exits_127() -> None:

@@ -73,15 +73,41 @@ async def test_url_fronts_an_http_backend(http_backend: str, side_file: Path, tm
     assert side_file.read_text() == "a\na\n"
 
 
-async def test_listen_serves_http_with_one_scope_per_session(side_file: Path, tmp_path: Path) -> None:
-    config = tmp_path / "loopfuse.toml"
-    config.write_text("[circuit_breaker]\nduplicate_limit = 2\nresult_limit = 2\n")
+def _listen(tmp_path: Path, side_file: Path, config: str) -> tuple[list[str], int]:
+    path = tmp_path / "loopfuse.toml"
+    path.write_text(config)
     port = _free_port()
-    argv = [sys.executable, "-m", "loopfuse.cli", "proxy", "--config", str(config), "--listen", str(port)]
+    argv = [sys.executable, "-m", "loopfuse.cli", "proxy", "--config", str(path), "--listen", str(port)]
     argv += ["--env", f"SIDE_EFFECT_FILE={side_file}", "--", sys.executable, BACKEND]
+    return argv, port
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_listen_counts_per_session_or_per_connection(
+    side_file: Path, tmp_path: Path, mode: str
+) -> None:
+    """Handshake-era clients have an Mcp-Session-Id; 2026-07-28 clients without auth have
+    none, so each connection counts on its own."""
+    argv, port = _listen(tmp_path, side_file, "[circuit_breaker]\nduplicate_limit = 2\nresult_limit = 2\n")
+    url = f"http://127.0.0.1:{port}/mcp"
     for _ in _serve(argv, port):
-        url = f"http://127.0.0.1:{port}/mcp"
-        for _session in range(2):
-            client = Client(url, mode="legacy", timeout=TIMEOUT, init_timeout=TIMEOUT)
+        for _client in range(2):
+            client = Client(url, mode=mode, timeout=TIMEOUT, init_timeout=TIMEOUT)
             assert await _three_identical_calls(client) == [False, False, True]
     assert side_file.read_text() == "a\n" * 4
+
+
+async def test_listen_reports_calls_of_unknown_tools_as_invalid_turns(
+    side_file: Path, tmp_path: Path
+) -> None:
+    argv, port = _listen(tmp_path, side_file, "[invalid]\nlimit = 2\n")
+    url = f"http://127.0.0.1:{port}/mcp"
+    for _ in _serve(argv, port):
+        async with Client(url, timeout=TIMEOUT, init_timeout=TIMEOUT) as client:
+            first, second = [await client.call_tool("nope", {}, raise_on_error=False) for _ in range(2)]
+            after_work = [
+                await client.call_tool(name, {"text": "x"}, raise_on_error=False) for name in ("echo", "nope")
+            ]
+    assert first.is_error and first.content[0].text == "Unknown tool: 'nope'"
+    assert second.is_error and "no usable tool call (invalid limit 2)" in second.content[0].text
+    assert [r.content[0].text for r in after_work] == ["x", "Unknown tool: 'nope'"]

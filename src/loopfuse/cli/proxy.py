@@ -7,8 +7,11 @@ import dataclasses
 import importlib
 import logging
 import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
-from ..config import find_config_file, parse_config, parse_config_file
+from ..config import GuardConfig, find_config_file, in_file, load_config_file, normalize_name, parse_config
 from ..errors import ConfigError
 from ..guard import Guard
 from .common import usage_error
@@ -19,6 +22,11 @@ examples:
   loopfuse proxy --config loopfuse.toml --env API_KEY=... -- python server.py
   loopfuse proxy --url http://127.0.0.1:8000/mcp
   loopfuse proxy --listen 8765 -- python server.py
+  loopfuse proxy --max-calls 500 -- python server.py
+
+A client session is one agent. Its lifetime cap of calls (max_calls_per_agent) is off
+unless --max-calls or the configuration file sets it: a session spans many tasks, and
+the loop breakers still catch a loop however long the session.
 """
 
 
@@ -32,6 +40,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("--config", help="guard configuration (TOML or YAML); default: discovered")
     parser.add_argument("--incident-log", metavar="PATH", help="incident log (overrides the configuration)")
+    parser.add_argument(
+        "--max-calls",
+        type=int,
+        metavar="N",
+        help="refuse every call of a session after N calls (0: no cap); default: max_calls_per_agent "
+        "when the configuration file sets it, else no cap",
+    )
     parser.add_argument(
         "--env", action="append", default=[], metavar="KEY=VALUE", help="extra environment for the server"
     )
@@ -52,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         env = _parse_env(args.env)
         listen = _parse_listen(args.listen) if args.listen else None
-        guard = _guard(args.config, args.incident_log)
+        guard = _guard(args.config, args.incident_log, args.max_calls)
     except (ConfigError, ValueError) as exc:
         return usage_error(f"proxy: {exc}")
     if args.url or listen:
@@ -75,13 +90,31 @@ def _log_to_stderr() -> None:
     logger.setLevel(logging.WARNING)
 
 
-def _guard(config_path: str | None, incident_log: str | None) -> Guard:
+def _guard(config_path: str | None, incident_log: str | None, max_calls: int | None) -> Guard:
     found = find_config_file(config_path)
-    config = parse_config_file(found) if found is not None else parse_config({})
-    if incident_log:
-        cb = dataclasses.replace(config.circuit_breaker, incident_log=incident_log)
-        config = dataclasses.replace(config, circuit_breaker=cb)
-    return Guard(config)
+    mapping = load_config_file(found) if found is not None else {}
+    config = _parse(mapping, found)
+    if max_calls is not None and max_calls < 0:
+        raise ValueError(f"--max-calls {max_calls}: expected 0 (no cap) or a positive number of calls")
+    cb = config.circuit_breaker
+    cap = max_calls if max_calls is not None else cb.max_calls_per_agent if _sets_cap(mapping) else 0
+    cb = dataclasses.replace(cb, max_calls_per_agent=cap, incident_log=incident_log or cb.incident_log)
+    return Guard(dataclasses.replace(config, circuit_breaker=cb))
+
+
+def _parse(mapping: Mapping[str, Any], found: Path | None) -> GuardConfig:
+    if found is None:
+        return parse_config(mapping)
+    with in_file(found):
+        return parse_config(mapping)
+
+
+def _sets_cap(mapping: Mapping[str, Any]) -> bool:
+    """Whether the configuration file names ``[circuit_breaker] max_calls_per_agent``."""
+    for section, body in mapping.items():
+        if normalize_name(str(section)) == "circuit_breaker" and isinstance(body, Mapping):
+            return any(normalize_name(str(key)) == "max_calls_per_agent" for key in body)
+    return False
 
 
 def _parse_env(pairs: list[str]) -> dict[str, str]:

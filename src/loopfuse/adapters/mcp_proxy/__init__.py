@@ -48,5 +48,5 @@ async def _run_stdio(options: ProxyOptions, guard: Guard) -> int:
         print(f"loopfuse proxy: cannot start {options.command[0]!r}: {exc.strerror}", file=sys.stderr)
         return 127 if isinstance(exc, FileNotFoundError) else 126
     client_in, client_out = await open_stdio()
-    agent = f"proxy:{backend.name}:{os.getpid()}"
-    return await StdioRelay(guard, agent, backend, client_in, client_out).run()
+    name = f"proxy:{backend.name}:{os.getpid()}"  # each session's agent: f"{name}:{n}"
+    return await StdioRelay(guard, name, backend, client_in, client_out).run()

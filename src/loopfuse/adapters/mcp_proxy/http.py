@@ -1,7 +1,7 @@
-"""Streamable HTTP on either side: FastMCP's proxy with ``LoopfuseMiddleware``.
+"""Streamable HTTP on either side: FastMCP's proxy with ``ProxyMiddleware``.
 
-Used for ``--url`` (an HTTP backend) and ``--listen`` (serve HTTP). The scope is the
-MCP session (``LoopfuseMiddleware``); a single stdio client is one session.
+Used for ``--url`` (an HTTP backend) and ``--listen`` (serve HTTP). The agent is the
+client's MCP session, else its connection (see ``http_middleware``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError("loopfuse proxy --url/--listen needs FastMCP: pip install 'loopfuse[mcp]'") from exc
 
-from ..mcp import LoopfuseMiddleware
+from .http_middleware import ProxyMiddleware
 
 if TYPE_CHECKING:
     from ...guard import Guard
@@ -27,7 +27,7 @@ __all__ = ["run_fastmcp_proxy"]
 def run_fastmcp_proxy(options: ProxyOptions, guard: Guard) -> int:
     """Serve the guarded proxy until it is stopped; 0 when it ended normally."""
     proxy = create_proxy(_backend(options), name="loopfuse proxy")
-    proxy.add_middleware(LoopfuseMiddleware(guard))
+    proxy.add_middleware(ProxyMiddleware(guard))
     if options.listen is None:
         proxy.run(transport="stdio", show_banner=False)
     else:

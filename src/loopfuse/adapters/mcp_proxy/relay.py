@@ -24,6 +24,7 @@ from .jsonrpc import (
     tool_call,
 )
 from .refusal import refusal_text
+from .session import LISTING, PendingCall, Session
 from .streams import OVERSIZED, LineReader, LineWriter, read_line
 
 __all__ = ["RELAY_FAILED", "StdioRelay"]
@@ -40,14 +41,15 @@ _UNREADABLE_ANSWER = (
 
 
 class StdioRelay:
-    """One client session in front of one backend process; the guard's agent is ``agent``."""
+    """One client in front of one backend process. The guard's agent is ``{agent}:{n}``,
+    a new one for each ``initialize`` (see ``Session``)."""
 
     def __init__(
         self, guard: Guard, agent: str, backend: Backend, client_in: LineReader, client_out: LineWriter
     ) -> None:
-        self.guard, self.agent, self.backend = guard, agent, backend
+        self.guard, self.session, self.backend = guard, Session(agent), backend
         self._in, self._out = client_in, client_out
-        self._pending: dict[Any, tuple[str, dict[str, Any]] | None] = {}
+        self._pending: dict[Any, object] = {}
         self._dead_text: str | None = None
         self._death_status: int | None = None
         self._signalled: int | None = None
@@ -160,9 +162,12 @@ class StdioRelay:
 
     async def _refused(self, message: dict[str, Any], method: str | None, has_id: bool) -> bool:
         """Check a ``tools/call`` and answer a denial; note what the backend owes an answer to."""
+        if method == "initialize":
+            self.guard.forget(self.session.restart())
         call = tool_call(message) if method == "tools/call" else None
+        pending: object = LISTING if method == "tools/list" else None
         if call is not None:
-            text = self._check(*call)
+            text, pending = self._judge(*call)
             if text is not None:
                 if has_id:
                     await self._to_client(denial_result(message, text))
@@ -170,19 +175,28 @@ class StdioRelay:
         if method == "notifications/cancelled":
             self._forget_cancelled(message)
         elif method is not None and has_id:
-            self._remember(message["id"], call)
+            self._remember(message["id"], pending)
         return False
 
-    def _check(self, tool: str, args: dict[str, Any]) -> str | None:
+    def _judge(self, tool: str, args: dict[str, Any]) -> tuple[str | None, PendingCall]:
+        """The refusal text (None: forward the call) and what its answer is awaited as. A tool
+        the backend did not list is an invalid turn, and counts for no call breaker."""
+        agent = self.session.agent
+        listed = not self.session.unlisted(tool)
         try:
-            return refusal_text(self.guard.check(tool, args, self.agent), self.agent, self.guard)
+            if listed:
+                decision = self.guard.check(tool, args, agent)
+            else:
+                decision = self.guard.note_invalid(agent, reason="a tool the MCP server did not list")
+            text = refusal_text(decision, agent, self.guard)
         except Exception:
             logger.exception("loopfuse proxy: the guard failed on %s; allowing it", tool)
-            return None
+            text = None
+        return text, PendingCall(tool, args, agent, listed)
 
-    def _remember(self, request_id: Any, call: tuple[str, dict[str, Any]] | None) -> None:
+    def _remember(self, request_id: Any, pending: object) -> None:
         with contextlib.suppress(TypeError):
-            self._pending[request_id] = call
+            self._pending[request_id] = pending
 
     def _forget_cancelled(self, message: dict[str, Any]) -> None:
         params = message.get("params")
@@ -224,8 +238,11 @@ class StdioRelay:
             self._drop("server", "not a JSON-RPC message")
             return
         await self._to_client(line)
-        if self._pending and isinstance(message, dict):
-            self._settle(message)
+        if isinstance(message, dict):
+            if message.get("method") == "notifications/tools/list_changed":
+                self.session.tools_changed()
+            elif self._pending:
+                self._settle(message)
 
     async def _unreadable_answer(self, line: bytes) -> None:
         """Drop a line that does not parse; answer the request it answered, if it says which."""
@@ -235,20 +252,29 @@ class StdioRelay:
             await self._to_client(error_line(request_id, INTERNAL_ERROR, _UNREADABLE_ANSWER))
 
     def _settle(self, message: dict[str, Any]) -> None:
-        """Record the result of a response to one of the client's tool calls."""
+        """Read the answer to one of the client's requests: a tool call's result for the
+        guard, a tool list for the session."""
         if "method" in message:
             return  # a request from the server, not an answer
         try:
-            call = self._pending.pop(message["id"], _NOT_PENDING)
+            pending = self._pending.pop(message["id"], _NOT_PENDING)
         except (KeyError, TypeError):
             return
-        if isinstance(call, tuple):
-            tool, args = call
-            try:
-                result = message.get("result")
-                self.guard.record_result(tool, args, result, self.agent, ok=response_ok(message))
-            except Exception:
-                logger.exception("loopfuse proxy: record_result failed for %s", tool)
+        if pending is LISTING:
+            self.session.listed(message)
+        elif isinstance(pending, PendingCall) and pending.agent == self.session.agent:
+            self._record(pending, message)
+
+    def _record(self, call: PendingCall, message: dict[str, Any]) -> None:
+        ok = response_ok(message)
+        if not call.listed:
+            if ok:
+                self.session.learn(call.tool)  # the backend has it after all
+            return
+        try:
+            self.guard.record_result(call.tool, call.args, message.get("result"), call.agent, ok=ok)
+        except Exception:
+            logger.exception("loopfuse proxy: record_result failed for %s", call.tool)
 
     async def _backend_ended(self) -> None:
         status = await self.backend.wait(2.0)

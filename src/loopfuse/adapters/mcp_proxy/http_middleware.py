@@ -1,0 +1,88 @@
+"""The guard in the FastMCP proxy (``--url``, ``--listen``): one agent per client, and calls
+of tools the backend does not list reported as invalid turns.
+
+The agent is the MCP session (``mcp:<Mcp-Session-Id>``; ``mcp:user:...`` for an
+authenticated 2026-07-28 client). A 2026-07-28 client over HTTP without authentication
+has no session: its agent is its connection, ``mcp:connection:<host>:<port>``. Over stdio
+without a session the process serves one client: ``mcp:process``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import mcp_types
+from fastmcp.server.dependencies import get_http_request
+from fastmcp.server.middleware import CallNext, MiddlewareContext
+from fastmcp.tools.base import ToolResult
+
+from ...incidents import logger
+from ..mcp import PROCESS_SCOPE, LoopfuseMiddleware, _content, session_scope
+from .refusal import refusal_text
+
+if TYPE_CHECKING:
+    from ...decision import Decision
+
+__all__ = ["ProxyMiddleware", "client_scope"]
+
+
+class ProxyMiddleware(LoopfuseMiddleware):
+    """``LoopfuseMiddleware`` with the proxy's agent per client and its unlisted-tool rule."""
+
+    async def on_call_tool(
+        self,
+        context: MiddlewareContext[mcp_types.CallToolRequestParams],
+        call_next: CallNext[mcp_types.CallToolRequestParams, ToolResult],
+    ) -> ToolResult:
+        tool, args = context.message.name, context.message.arguments or {}
+        agent = client_scope(context.fastmcp_context)
+        listed = not await _unlisted(context.fastmcp_context, tool)
+        text = refusal_text(await self._decide(tool, args, agent, listed), agent, self.guard)
+        if text is not None:
+            return ToolResult(content=text, is_error=True)
+        if not listed:
+            return await call_next(context)  # the server's own error, unchanged
+        return await self._run(context, call_next, agent)
+
+    async def _decide(self, tool: str, args: Any, agent: str, listed: bool) -> Decision:
+        """A listed tool's call goes to the breakers; an unlisted one is an invalid turn."""
+        if listed:
+            return await self.guard.acheck(tool, args, agent)
+        return await self.guard.anote_invalid(agent, reason="a tool the MCP server did not list")
+
+    async def _run(
+        self,
+        context: MiddlewareContext[mcp_types.CallToolRequestParams],
+        call_next: CallNext[mcp_types.CallToolRequestParams, ToolResult],
+        agent: str,
+    ) -> ToolResult:
+        tool, args = context.message.name, context.message.arguments or {}
+        try:
+            result = await call_next(context)
+        except Exception:
+            await self._record(tool, args, None, agent, ok=False)
+            raise
+        await self._record(tool, args, _content(result.content), agent, ok=not result.is_error)
+        return result
+
+
+def client_scope(ctx: Any) -> str:
+    """The agent of the request's client (see the module's text)."""
+    scope = session_scope(ctx)
+    if scope != PROCESS_SCOPE:
+        return scope
+    try:
+        peer = get_http_request().client
+    except Exception:  # not over HTTP: one client per process
+        return PROCESS_SCOPE
+    return PROCESS_SCOPE if peer is None else f"mcp:connection:{peer.host}:{peer.port}"
+
+
+async def _unlisted(ctx: Any, tool: str) -> bool:
+    """Whether the backend's tool list (as FastMCP's proxy fetched it) lacks ``tool``;
+    False when that cannot be told."""
+    try:
+        return await ctx.fastmcp.get_tool(tool) is None
+    except Exception:
+        logger.debug("loopfuse proxy: cannot tell whether %s is listed", tool, exc_info=True)
+        return False
