@@ -19,6 +19,7 @@ from .errors import ConfigError, LoopAbortedError, LoopBrakeError, LoopfuseError
 from .guard import Guard
 from .listeners import GuardListener
 from .supervise import Supervisor, SupervisorPolicy
+from .wrapping import agent_session
 
 __version__ = "0.1.0"
 
@@ -39,6 +40,7 @@ __all__ = [
     "Supervisor",
     "SupervisorPolicy",
     "__version__",
+    "agent_session",
     "call_digest",
     "canonical_json",
     "decorate_tool",

@@ -113,13 +113,42 @@ def run_before(fn: F, before: Callable[[dict[str, Any]], Any]) -> F:
 
 
 def guarded(fn: F, guard: Guard, tool: str, agent: Any) -> F:
-    """``fn`` behind ``guard``: a denial returns its text, an escalation raises."""
+    """``fn`` behind ``guard``: a denial returns its text, an escalation raises; what the
+    call returned (or raised) is reported with ``record_result``, as the adapters do."""
+    arguments = call_arguments(fn)
+    if inspect.iscoroutinefunction(fn):
 
-    def before(arguments: dict[str, Any]) -> str | None:
-        who = current_agent(agent)
-        return refusal_text(guard.check(tool, arguments, who), who, guard)
+        @functools.wraps(fn)
+        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            who, bound = current_agent(agent), arguments(args, kwargs)
+            refusal = refusal_text(await guard.acheck(tool, bound, who), who, guard)
+            if refusal is not None:
+                return refusal
+            try:
+                result = await fn(*args, **kwargs)
+            except Exception as exc:
+                await guard.arecord_result(tool, bound, agent=who, error=exc)
+                raise
+            await guard.arecord_result(tool, bound, result, who, ok=True)
+            return result
 
-    return run_before(fn, before)
+        return cast(F, async_wrapper)
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        who, bound = current_agent(agent), arguments(args, kwargs)
+        refusal = refusal_text(guard.check(tool, bound, who), who, guard)
+        if refusal is not None:
+            return refusal
+        try:
+            result = fn(*args, **kwargs)
+        except Exception as exc:
+            guard.record_result(tool, bound, agent=who, error=exc)
+            raise
+        guard.record_result(tool, bound, result, who, ok=True)
+        return result
+
+    return cast(F, wrapper)
 
 
 def refusal_text(decision: Decision, agent: Any, guard: Guard) -> str | None:

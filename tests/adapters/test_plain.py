@@ -11,7 +11,7 @@ import pytest
 from loopfuse import Guard, LoopAbortedError
 from loopfuse.wrapping import agent_session
 
-LIMITS = {"circuit_breaker": {"duplicate_limit": 3}, "guard": {"abort_after_denials": 4}}
+LIMITS = {"circuit_breaker": {"duplicate_limit": 3, "result_limit": 3}, "guard": {"abort_after_denials": 4}}
 SECRET = "secret-query-7"
 
 
@@ -186,3 +186,27 @@ async def test_the_session_reaches_tasks_and_threads_started_inside_it() -> None
             await asyncio.gather(*(guarded("u") for _ in range(5)))
             await asyncio.gather(*(asyncio.to_thread(sync, "u") for _ in range(5)))
     assert fetch.runs == 3 * 2 and len(sync_runs) == 3 * 2
+
+
+def test_with_the_defaults_the_sixth_identical_call_is_refused_as_by_every_adapter() -> None:
+    search = Guard().wrap(lambda query: "no results", tool="search")
+    answers = [search("acme") for _ in range(6)]
+    assert [answer == "no results" for answer in answers] == [True] * 5 + [False]
+    assert "(same_result_limit 5)" in answers[5]
+
+
+def test_new_results_are_progress_for_a_wrapped_function() -> None:
+    pages = iter(range(100))
+    next_page = Guard().wrap(lambda: f"page {next(pages)}", tool="next_page")
+    assert all(next_page().startswith("page") for _ in range(7))  # window alone would refuse the 7th
+
+
+def test_what_the_function_raises_is_reported_as_an_error_and_raised() -> None:
+    def edit(path: str) -> str:
+        raise ValueError("SyntaxError at line 3")
+
+    guarded = Guard.from_config({"same_error": {"identical_limit": 2}}).wrap(edit)
+    for _ in range(2):
+        with pytest.raises(ValueError):
+            guarded("a.py")
+    assert guarded("a.py").startswith("loopfuse refused this edit call")
