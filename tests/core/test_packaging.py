@@ -26,14 +26,16 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_wheel_holds_the_package_and_its_type_marker(dist: Path) -> None:
     (wheel,) = dist.glob("loopfuse-*.whl")
-    names = zipfile.ZipFile(wheel).namelist()
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
     assert "loopfuse/py.typed" in names and "loopfuse/stores/lua/decide.lua" in names
     assert not any(name.startswith(("tests/", "docs/")) for name in names)
 
 
 def test_the_sdist_holds_the_sources_and_the_readme(dist: Path) -> None:
     (sdist,) = dist.glob("loopfuse-*.tar.gz")
-    names = tarfile.open(sdist).getnames()
+    with tarfile.open(sdist) as archive:
+        names = archive.getnames()
     assert any(name.endswith("src/loopfuse/guard.py") for name in names)
     assert any(name.endswith("/README.md") for name in names)
 
