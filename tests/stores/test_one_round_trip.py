@@ -7,6 +7,9 @@ tells them apart from those the scripts run)."""
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -171,6 +174,26 @@ async def test_aflush_and_aclose_send_held_results(redis_server: RedisServer, ho
     assert (await elsewhere.acheck("fetch", {"u": 2}, "a")).kind == "same_error"
     await guard.aclose()
     await elsewhere.aclose()
+
+
+EXITS_HOLDING = """
+import sys
+from loopfuse import Guard
+store = {"url": sys.argv[1], "prefix": sys.argv[2], "result_flush_delay": 60}
+guard = Guard.from_config({"same_error": {"limit": 1}, "store": store})
+assert guard.check("fetch", {"u": 1}, "a").allowed
+guard.record_result("fetch", {"u": 1}, agent="a", error=TimeoutError("timed out"))
+"""  # and exits without close()
+
+
+def test_held_results_are_sent_when_the_interpreter_exits(redis_server: RedisServer) -> None:
+    prefix = unique_prefix()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    argv = [sys.executable, "-c", EXITS_HOLDING, redis_server.url, prefix]
+    subprocess.run(argv, env=env, check=True, timeout=60)
+    elsewhere = guard_for(redis_server, prefix, 60, ONE_ERROR)
+    assert fetch_kind(elsewhere) == "same_error"
+    elsewhere.close()
 
 
 def test_memory_guards_flush_too() -> None:

@@ -99,8 +99,14 @@ class HeldResults:
             while agent_id in self._flying:
                 self._landing.wait(FLIGHT_WAIT)
             held = self._take(agent_id)
-        with self._landed(agent_id, held):
+        failure = None
+        try:
             yield held
+        except StoreUnavailableError as exc:
+            failure = exc
+            raise
+        finally:
+            self._landed(agent_id, held, failure)
 
     @contextlib.asynccontextmanager
     async def acarrying(self, agent_id: str) -> AsyncIterator[list[Held]]:
@@ -111,8 +117,14 @@ class HeldResults:
                     held = self._take(agent_id)
                     break
             await asyncio.to_thread(self._wait_landing, agent_id)
-        with self._landed(agent_id, held):
+        failure = None
+        try:
             yield held
+        except StoreUnavailableError as exc:
+            failure = exc
+            raise
+        finally:
+            self._landed(agent_id, held, failure)
 
     def _wait_landing(self, agent_id: str) -> None:
         with self._lock:
@@ -128,23 +140,15 @@ class HeldResults:
         self._flying.add(agent_id)
         return entry[1]
 
-    @contextlib.contextmanager
-    def _landed(self, agent_id: str, held: list[Held]) -> Iterator[None]:
-        """The round trip carrying ``held`` ends: the agent's next may go; reported if lost."""
-        failure = None
-        try:
-            yield
-        except StoreUnavailableError as exc:
-            failure = exc
-            raise
-        finally:
-            if held:
-                with self._lock:
-                    self._flying.discard(agent_id)
-                    self._landing.notify_all()
-            if failure is not None and self._lost is not None:
-                for one in held:
-                    self._lost(one.tool, one.agent, failure)
+    def _landed(self, agent_id: str, held: list[Held], failure: StoreUnavailableError | None) -> None:
+        """The round trip carrying ``held`` is over: the agent's next may go; lost ones are reported."""
+        if held:
+            with self._lock:
+                self._flying.discard(agent_id)
+                self._landing.notify_all()
+        if failure is not None and self._lost is not None:
+            for one in held:
+                self._lost(one.tool, one.agent, failure)
 
     def agents(self) -> list[str]:
         """The agents holding results or with results in flight."""
