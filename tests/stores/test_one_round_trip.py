@@ -21,7 +21,7 @@ import pytest
 import redis
 
 from loopfuse import ConfigError, Guard
-from loopfuse.stores.redis_held import PER_AGENT
+from loopfuse.stores.redis_held import OVERALL, PER_AGENT
 
 from .conftest import RedisServer, unique_prefix
 
@@ -213,6 +213,19 @@ def test_an_agent_holding_too_many_results_sends_them(own_redis: RedisServer) ->
         assert seen.names() == ["EVALSHA"]  # the first and the next PER_AGENT, in one round trip
         guard.record_result("read", {"path": "/src/0"}, "once more", "a", ok=True)
         assert seen.names() == ["EVALSHA"]
+    guard.close()
+
+
+def test_too_many_held_results_overall_are_sent(own_redis: RedisServer) -> None:
+    guard = guard_for(own_redis, unique_prefix(), 60)
+    warm(guard)
+    with sent(own_redis) as seen:
+        for i in range(OVERALL + 1):  # one result for each of many agents, each awaiting its next call
+            tool_call(guard, i, f"agent-{i}")
+        deadline = time.monotonic() + 20
+        while len(seen.names()) < 2 * (OVERALL + 1) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert seen.names() == ["EVALSHA"] * 2 * (OVERALL + 1)  # every check, then every result
     guard.close()
 
 

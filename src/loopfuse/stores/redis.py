@@ -243,7 +243,7 @@ class RedisStore:
         except ConfigError:
             return None
         assert self._bound, "RedisStore.bind(spec) first (the guard does it)"
-        self._near = True  # from now on checks send near-duplicate keys (see ``_args``)
+        self._near = True  # from now on checks send near-duplicate keys (see ``_check``)
         return self._held.add(name, Held(call.tool, agent, self._scripts.result_arg(call, result)))
 
     def _flush_agent(self, name: str) -> None:

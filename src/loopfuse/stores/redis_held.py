@@ -2,8 +2,9 @@
 
 A reported result waits for the agent's next check and travels with it. It goes on its own,
 in one round trip per agent, when no check came for ``delay`` seconds (one daemon thread per
-store sends it), when the agent holds more than ``PER_AGENT`` results or all agents more than
-``OVERALL``, at ``flush``/``close``, and at interpreter exit.
+store sends it), when the agent holds more than ``PER_AGENT`` results (at once, by the caller),
+when all agents hold more than ``OVERALL`` (by the thread; by the caller beyond ``4 * OVERALL``),
+at ``flush``/``close``, and at interpreter exit.
 
 While a round trip carries an agent's results, the agent's next round trips wait for it (the
 agent's "flight"), so that Redis applies results in the order they were reported and a check
@@ -74,11 +75,13 @@ class HeldResults:
         self._count = 0
         self._thread: threading.Thread | None = None
         self._idle = False  # the thread waits for a first result, not for a result's delay
+        self._hurry = False  # the thread is to send every held result, due or not
         self._closed = False
 
     def add(self, agent_id: str, held: Held) -> list[str]:
-        """Hold ``held``; the agents whose results must go now: this one when it holds more than
-        ``PER_AGENT`` (or the delay is 0), every agent when all hold more than ``OVERALL``."""
+        """Hold ``held``; the agents whose results the caller must send now: this one when it
+        holds more than ``PER_AGENT`` (or the delay is 0), every agent when all hold more than
+        ``4 * OVERALL`` (beyond ``OVERALL`` the thread sends them all)."""
         with self._lock:
             entry = self._held.get(agent_id)
             if entry is None:
@@ -87,8 +90,11 @@ class HeldResults:
                     self._wake()
             entry[1].append(held)
             self._count += 1
-            if self._count > OVERALL:
+            if self._count > 4 * OVERALL:
                 return list(self._held)
+            if self._count > OVERALL and not self._hurry:
+                self._hurry = True
+                self._wake(at_once=True)
             return [agent_id] if len(entry[1]) > PER_AGENT or not self.delay else []
 
     @contextlib.contextmanager
@@ -161,13 +167,13 @@ class HeldResults:
             self._closed = True
             self._ticking.notify_all()
 
-    def _wake(self) -> None:
+    def _wake(self, at_once: bool = False) -> None:
         """A result is held where none was (under the lock): start the flusher thread, or
         tell it if it waits for a first result (else it wakes by itself in time)."""
         if self._thread is None and not self._closed:
             self._thread = threading.Thread(target=self._run, name="loopfuse-redis-results", daemon=True)
             self._thread.start()
-        elif self._idle:
+        elif self._idle or at_once:
             self._ticking.notify()
 
     def _run(self) -> None:
@@ -182,6 +188,9 @@ class HeldResults:
             idle_until = time.monotonic() + LINGER
             while not self._closed:
                 now = time.monotonic()
+                if self._hurry:
+                    self._hurry = False
+                    return list(self._held)
                 if self._held:
                     first = next(iter(self._held.values()))[0]
                     if first + self.delay <= now:
