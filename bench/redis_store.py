@@ -62,12 +62,23 @@ def wait_ready(url: str) -> None:
     sys.exit(f"no redis-server answers at {url}")
 
 
-def timings(fn: Callable[[int], object], n: int) -> list[float]:
+def timings(fn: Callable[[int], object], n: int, first: int = 0) -> list[float]:
     out = []
-    for i in range(n):
+    for i in range(first, first + n):
         start = time.perf_counter()
         fn(i)
         out.append(time.perf_counter() - start)
+    return out
+
+
+def interleaved(rows: dict[str, Callable[[int], object]], n: int, rounds: int = 20) -> dict[str, list[float]]:
+    """``n`` timings of each row, taken in ``rounds`` turns (on a shared machine the load
+    changes during a run: each row sees the same mix of it)."""
+    out: dict[str, list[float]] = {name: [] for name in rows}
+    chunk = n // rounds
+    for r in range(rounds):
+        for name, fn in rows.items():
+            out[name] += timings(fn, chunk, r * chunk)
     return out
 
 
@@ -76,8 +87,8 @@ def summary(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered) * 1e6, ordered[int(len(ordered) * 0.99)] * 1e6
 
 
-def guard_for(url: str, prefix: str) -> Guard:
-    return Guard.from_config({**CONFIG, "store": {"url": url, "prefix": prefix}})
+def guard_for(url: str, prefix: str, delay: float = 0.5) -> Guard:
+    return Guard.from_config({**CONFIG, "store": {"url": url, "prefix": prefix, "result_flush_delay": delay}})
 
 
 def check_at(guard: Guard, run: str) -> Callable[[int], object]:
@@ -99,23 +110,46 @@ def tool_call_at(guard: Guard, run: str) -> Callable[[int], object]:
 def latency(url: str, n: int) -> None:
     client = redis.Redis.from_url(url)
     guard, memory = guard_for(url, f"bench{uuid.uuid4().hex[:6]}:"), Guard.from_config(CONFIG)
+    two_trips = guard_for(url, f"bench{uuid.uuid4().hex[:6]}:", delay=0)
     timings(lambda i: client.ping(), 200)
     timings(check_at(guard, "warm"), 200)
     timings(tool_call_at(guard, "warm-results"), 200)
-    rows = [
-        ("PING (redis-py)", timings(lambda i: client.ping(), n)),
-        ("check, redis://", timings(check_at(guard, "lat"), n)),
-        ("check, memory://", timings(check_at(memory, "lat"), n)),
-        ("tool call, redis://", timings(tool_call_at(guard, "res"), n)),
-        ("tool call, memory://", timings(tool_call_at(memory, "res"), n)),
-    ]
-    ping_median = summary(rows[0][1])[0]
+    timings(tool_call_at(two_trips, "warm-results"), 200)
+    rows = interleaved(
+        {
+            "PING (redis-py)": lambda i: client.ping(),
+            "check, redis://": check_at(guard, "lat"),
+            "check, memory://": check_at(memory, "lat"),
+            "tool call, redis://": tool_call_at(guard, "res"),
+            "  same, 2 round trips": tool_call_at(two_trips, "res"),
+            "tool call, memory://": tool_call_at(memory, "res"),
+        },
+        n,
+    )
+    ping_median = summary(rows["PING (redis-py)"])[0]
     print(f"\nlatency over {n} calls    {'median us':>10} {'p99 us':>9} {'median / PING':>14}")
-    for name, samples in rows:
+    for name, samples in rows.items():
         median, p99 = summary(samples)
         print(f"  {name:<23} {median:>10.1f} {p99:>9.1f} {median / ping_median:>14.2f}")
-    print("  (tool call: check + record_result, the result sent with the agent's next check)")
+    print("  (tool call: check + record_result, the result sent with the agent's next check;")
+    print("   2 round trips: result_flush_delay = 0, each result sent at once, the previous form)")
     guard.close()
+    two_trips.close()
+
+
+def server_time(url: str, n: int) -> None:
+    """Redis's own time per script (``INFO commandstats``), without and with results."""
+    client = redis.Redis.from_url(url)
+    print("\nserver time per script (INFO commandstats: EVALSHA usec_per_call)")
+    for label, step in (("check, no results", check_at), ("tool call", tool_call_at)):
+        guard = guard_for(url, f"srv{uuid.uuid4().hex[:6]}:")
+        timings(step(guard, "warm"), 200)
+        before = client.info("commandstats")["cmdstat_evalsha"]
+        timings(step(guard, "srv"), n)
+        after = client.info("commandstats")["cmdstat_evalsha"]
+        calls, usec = after["calls"] - before["calls"], after["usec"] - before["usec"]
+        print(f"  {label:<18} {usec / calls:>7.1f} us, {calls / n:.2f} scripts per call")
+        guard.close()
 
 
 def throughput(url: str, per_process: int) -> None:
@@ -194,6 +228,7 @@ def main() -> None:
         version = redis.Redis.from_url(url).info()["redis_version"]
         print(f"redis-server {version}, redis-py {redis.__version__}")
         latency(url, opts.checks)
+        server_time(url, 2000)
         throughput(url, opts.per_process)
         bytes_per_agent(url)
 
