@@ -255,6 +255,23 @@ def test_results_lost_at_a_timed_flush_are_counted_once(
     guard.close()
 
 
+def test_an_agent_name_no_key_can_hold_fails_open(redis_server: RedisServer) -> None:
+    prefix = unique_prefix()
+    guard, elsewhere = (
+        guard_for(redis_server, prefix, 0.1, ONE_ERROR),
+        guard_for(redis_server, prefix, 0.1, ONE_ERROR),
+    )
+    lone = "\ud800 lone surrogate"  # not valid UTF-8
+    assert guard.check("fetch", {"u": 1}, lone).allowed
+    guard.record_result("fetch", {"u": 1}, agent=lone, error=TimeoutError("timed out"))
+    assert guard.stats()["fail_open"] == {"agent_identity": 1, "result": 1}
+    failed_fetch(guard)  # another agent's result still goes after the delay
+    time.sleep(0.4)
+    assert fetch_kind(elsewhere) == "same_error"
+    guard.close()
+    elsewhere.close()
+
+
 @pytest.mark.parametrize("value", [-0.1, 61, "soon", True, float("nan")])
 def test_result_flush_delay_is_checked(value: Any) -> None:
     with pytest.raises(ConfigError) as caught:

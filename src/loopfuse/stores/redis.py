@@ -48,10 +48,15 @@ _NEAR_WANTED = 1  # decide.lua's reply: send the call again with its near-duplic
 
 def agent_id(agent: Any) -> str:
     """The string that names ``agent`` in Redis (``loopfuse.agents.agent_name``);
-    ``AgentIdentityError`` (a ``ConfigError``) when it has none: the guard fails open."""
+    ``AgentIdentityError`` (a ``ConfigError``) when it has none, or one no key can hold (not
+    valid UTF-8: a lone surrogate): the guard fails open."""
     name = agent_name(agent)
-    if name is not None:
+    if name is not None and (name.isascii() or _utf8(name)):
         return name
+    if name is not None:
+        raise AgentIdentityError(
+            f"agent = <{type(agent).__name__}> cannot be keyed in the Redis store: its name is not valid UTF-8"
+        )
     raise AgentIdentityError(
         f"agent = <{type(agent).__name__}> cannot be keyed in the Redis store: state shared "
         "by several processes needs a name every process agrees on, so pass a non-empty string "
@@ -247,7 +252,8 @@ class RedisStore:
         return self._held.add(name, Held(call.tool, agent, self._scripts.result_arg(call, result)))
 
     def _flush_agent(self, name: str) -> None:
-        with contextlib.suppress(StoreUnavailableError), self._held.carrying(name) as held:
+        """Send the agent's held results; never raises (``carrying`` reports them lost)."""
+        with contextlib.suppress(Exception), self._held.carrying(name) as held:
             if held:
                 self._ensure_up()
                 try:
@@ -261,7 +267,7 @@ class RedisStore:
         if scripts is None:
             await asyncio.to_thread(self._flush_agent, name)
             return
-        with contextlib.suppress(StoreUnavailableError):
+        with contextlib.suppress(Exception):
             async with self._held.acarrying(name) as held:
                 if held:
                     self._ensure_up()
@@ -372,6 +378,14 @@ class RedisStore:
 def _carried(held: list[Held]) -> list[Any]:
     """A flush's arguments: the held results and their count (``lua/pending.lua``)."""
     return ScriptSet.carrying([], [h.arg for h in held])
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _text(value: Any) -> str:

@@ -100,7 +100,7 @@ class HeldResults:
     @contextlib.contextmanager
     def carrying(self, agent_id: str) -> Iterator[list[Held]]:
         """The agent's held results for one round trip, which the agent's later round trips
-        wait for; reported lost if it fails with ``StoreUnavailableError``."""
+        wait for; reported lost if it fails (``StoreUnavailableError``, or anything else)."""
         with self._lock:
             while agent_id in self._flying:
                 self._landing.wait(FLIGHT_WAIT)
@@ -108,8 +108,8 @@ class HeldResults:
         failure = None
         try:
             yield held
-        except StoreUnavailableError as exc:
-            failure = exc
+        except Exception as exc:
+            failure = _undelivered(exc)
             raise
         finally:
             self._landed(agent_id, held, failure)
@@ -126,8 +126,8 @@ class HeldResults:
         failure = None
         try:
             yield held
-        except StoreUnavailableError as exc:
-            failure = exc
+        except Exception as exc:
+            failure = _undelivered(exc)
             raise
         finally:
             self._landed(agent_id, held, failure)
@@ -209,6 +209,13 @@ class HeldResults:
     def _flush_all(self) -> None:
         for agent_id in self.agents():
             self._send(agent_id)
+
+
+def _undelivered(exc: Exception) -> StoreUnavailableError:
+    """Why held results were lost: the store's error, or one naming what else was raised."""
+    if isinstance(exc, StoreUnavailableError):
+        return exc
+    return StoreUnavailableError(f"{type(exc).__name__} while sending results")
 
 
 def _reset_in_child() -> None:
