@@ -229,5 +229,6 @@ def _flush_at_exit() -> None:
         held._flush_all()
 
 
-os.register_at_fork(after_in_child=_reset_in_child)
+if hasattr(os, "register_at_fork"):  # not on Windows, which does not fork
+    os.register_at_fork(after_in_child=_reset_in_child)
 atexit.register(_flush_at_exit)
