@@ -1,5 +1,8 @@
-"""The Redis store: check latency next to a bare PING, throughput over processes, bytes per agent.
+"""The Redis store: check and tool call latency next to a bare PING, throughput over processes,
+bytes per agent.
 
+A tool call is a check and, when allowed, ``record_result`` with a new result each time: the
+result travels with the agent's next check, so a tool call costs one round trip.
 Starts its own redis-server (no persistence, temp dir, free port) unless ``--url`` is given.
 
     python bench/redis_store.py [--url redis://127.0.0.1:6379/0] [--checks 5000] [--per-process 2000]
@@ -59,12 +62,23 @@ def wait_ready(url: str) -> None:
     sys.exit(f"no redis-server answers at {url}")
 
 
-def timings(fn: Callable[[int], object], n: int) -> list[float]:
+def timings(fn: Callable[[int], object], n: int, first: int = 0) -> list[float]:
     out = []
-    for i in range(n):
+    for i in range(first, first + n):
         start = time.perf_counter()
         fn(i)
         out.append(time.perf_counter() - start)
+    return out
+
+
+def interleaved(rows: dict[str, Callable[[int], object]], n: int, rounds: int = 20) -> dict[str, list[float]]:
+    """``n`` timings of each row, taken in ``rounds`` turns (on a shared machine the load
+    changes during a run: each row sees the same mix of it)."""
+    out: dict[str, list[float]] = {name: [] for name in rows}
+    chunk = n // rounds
+    for r in range(rounds):
+        for name, fn in rows.items():
+            out[name] += timings(fn, chunk, r * chunk)
     return out
 
 
@@ -73,8 +87,8 @@ def summary(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered) * 1e6, ordered[int(len(ordered) * 0.99)] * 1e6
 
 
-def guard_for(url: str, prefix: str) -> Guard:
-    return Guard.from_config({**CONFIG, "store": {"url": url, "prefix": prefix}})
+def guard_for(url: str, prefix: str, delay: float = 0.5) -> Guard:
+    return Guard.from_config({**CONFIG, "store": {"url": url, "prefix": prefix, "result_flush_delay": delay}})
 
 
 def check_at(guard: Guard, run: str) -> Callable[[int], object]:
@@ -82,7 +96,7 @@ def check_at(guard: Guard, run: str) -> Callable[[int], object]:
     return lambda i: guard.check("read", {"path": f"/src/{0 if i % 10 == 0 else i}"}, f"{run}-{i // 100}")
 
 
-def check_and_report_at(guard: Guard, run: str) -> Callable[[int], object]:
+def tool_call_at(guard: Guard, run: str) -> Callable[[int], object]:
     """The same traffic, each allowed call's result reported (a new page of output each time)."""
 
     def step(i: int) -> None:
@@ -96,36 +110,62 @@ def check_and_report_at(guard: Guard, run: str) -> Callable[[int], object]:
 def latency(url: str, n: int) -> None:
     client = redis.Redis.from_url(url)
     guard, memory = guard_for(url, f"bench{uuid.uuid4().hex[:6]}:"), Guard.from_config(CONFIG)
+    two_trips = guard_for(url, f"bench{uuid.uuid4().hex[:6]}:", delay=0)
     timings(lambda i: client.ping(), 200)
     timings(check_at(guard, "warm"), 200)
-    rows = [
-        ("PING (redis-py)", timings(lambda i: client.ping(), n)),
-        ("check, redis://", timings(check_at(guard, "lat"), n)),
-        ("check, memory://", timings(check_at(memory, "lat"), n)),
-        ("check+result, redis://", timings(check_and_report_at(guard, "res"), n)),
-        ("check+result, memory://", timings(check_and_report_at(memory, "res"), n)),
-    ]
-    ping_median = summary(rows[0][1])[0]
+    timings(tool_call_at(guard, "warm-results"), 200)
+    timings(tool_call_at(two_trips, "warm-results"), 200)
+    rows = interleaved(
+        {
+            "PING (redis-py)": lambda i: client.ping(),
+            "check, redis://": check_at(guard, "lat"),
+            "check, memory://": check_at(memory, "lat"),
+            "tool call, redis://": tool_call_at(guard, "res"),
+            "  same, 2 round trips": tool_call_at(two_trips, "res"),
+            "tool call, memory://": tool_call_at(memory, "res"),
+        },
+        n,
+    )
+    ping_median = summary(rows["PING (redis-py)"])[0]
     print(f"\nlatency over {n} calls    {'median us':>10} {'p99 us':>9} {'median / PING':>14}")
-    for name, samples in rows:
+    for name, samples in rows.items():
         median, p99 = summary(samples)
         print(f"  {name:<23} {median:>10.1f} {p99:>9.1f} {median / ping_median:>14.2f}")
+    print("  (tool call: check + record_result, the result sent with the agent's next check;")
+    print("   2 round trips: result_flush_delay = 0, each result sent at once, the previous form)")
     guard.close()
+    two_trips.close()
+
+
+def server_time(url: str, n: int) -> None:
+    """Redis's own time per script (``INFO commandstats``), without and with results."""
+    client = redis.Redis.from_url(url)
+    print("\nserver time per script (INFO commandstats: EVALSHA usec_per_call)")
+    for label, step in (("check, no results", check_at), ("tool call", tool_call_at)):
+        guard = guard_for(url, f"srv{uuid.uuid4().hex[:6]}:")
+        timings(step(guard, "warm"), 200)
+        before = client.info("commandstats")["cmdstat_evalsha"]
+        timings(step(guard, "srv"), n)
+        after = client.info("commandstats")["cmdstat_evalsha"]
+        calls, usec = after["calls"] - before["calls"], after["usec"] - before["usec"]
+        print(f"  {label:<18} {usec / calls:>7.1f} us, {calls / n:.2f} scripts per call")
+        guard.close()
 
 
 def throughput(url: str, per_process: int) -> None:
-    print(f"\nthroughput ({per_process} checks per process, agents shared across processes)")
-    print(f"  {'processes':>9} {'checks/s':>10} {'us/check in each process':>25}")
+    print(f"\nthroughput ({per_process} per process, agents shared across processes)")
+    print(f"  {'processes':>9} {'checks/s':>10} {'tool calls/s':>13} {'us/tool call in each':>21}")
     for count in (1, 4, 16):
-        elapsed = run_workers(url, count, per_process)
-        total = count * per_process
-        print(f"  {count:>9} {total / elapsed:>10.0f} {elapsed / per_process * 1e6:>25.1f}")
+        checks = count * per_process / run_workers(url, count, per_process, "check")
+        elapsed = run_workers(url, count, per_process, "tool")
+        calls = count * per_process / elapsed
+        print(f"  {count:>9} {checks:>10.0f} {calls:>13.0f} {elapsed / per_process * 1e6:>21.1f}")
 
 
-def run_workers(url: str, count: int, per_process: int) -> float:
+def run_workers(url: str, count: int, per_process: int, kind: str) -> float:
     prefix = f"tp{uuid.uuid4().hex[:6]}:"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    argv = [sys.executable, __file__, "--worker", url, prefix, str(per_process)]
+    argv = [sys.executable, __file__, "--worker", url, prefix, str(per_process), kind]
     pipe = subprocess.PIPE
     procs = [subprocess.Popen(argv, stdin=pipe, stdout=pipe, text=True, env=env) for _ in range(count)]
     try:
@@ -143,9 +183,9 @@ def run_workers(url: str, count: int, per_process: int) -> float:
             proc.kill()
 
 
-def worker(url: str, prefix: str, n: int) -> None:
+def worker(url: str, prefix: str, n: int, kind: str) -> None:
     guard = guard_for(url, prefix)
-    check = check_at(guard, "tp")
+    check = check_at(guard, "tp") if kind == "check" else tool_call_at(guard, "tp")
     check(0)
     print("ready", flush=True)
     sys.stdin.readline()
@@ -168,6 +208,7 @@ def bytes_per_agent(url: str) -> None:
                 if guard.check("read", args, "agent-0001").allowed and report:
                     guard.record_result("read", args, f"contents {i}", "agent-0001", ok=True)
             done = calls
+            guard.flush()
             keys = client.keys(prefix + "*")
             used = sum(client.memory_usage(k, samples=0) or 0 for k in keys)
             print(f"  {label}, after {calls:>3} distinct calls: {used:>6} bytes over {len(keys)} keys")
@@ -176,7 +217,7 @@ def bytes_per_agent(url: str) -> None:
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        worker(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        worker(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
         return
     parser = argparse.ArgumentParser()
     parser.add_argument("--url")
@@ -187,6 +228,7 @@ def main() -> None:
         version = redis.Redis.from_url(url).info()["redis_version"]
         print(f"redis-server {version}, redis-py {redis.__version__}")
         latency(url, opts.checks)
+        server_time(url, 2000)
         throughput(url, opts.per_process)
         bytes_per_agent(url)
 

@@ -148,7 +148,9 @@ class StoreConfig:
     ``idle_expiry`` (seconds) defaults to ``[guard] agent_idle_seconds``; ``timeout``
     bounds every round trip to a remote store, ``connect_timeout`` every new connection.
     A Redis store keeps up to ``max_connections`` connections per process; a check finding
-    them all busy waits up to ``pool_timeout`` seconds for one (load is not an outage).
+    them all busy waits up to ``pool_timeout`` seconds for one (load is not an outage). A
+    Redis store sends a reported result with the agent's next check (one round trip per tool
+    call), or after ``result_flush_delay`` seconds without one (0: at once, its own round trip).
     """
 
     url: str = "memory://"
@@ -159,6 +161,7 @@ class StoreConfig:
     connect_timeout: float = 1.0
     max_connections: int = 20
     pool_timeout: float = 1.0
+    result_flush_delay: float = 0.5
 
     def __post_init__(self) -> None:
         s = "store"
@@ -172,6 +175,10 @@ class StoreConfig:
         check_int(s, "max_connections", self.max_connections, 1)
         for key in ("connect_timeout", "pool_timeout"):
             object.__setattr__(self, key, check_number(s, key, getattr(self, key), 0.001))
+        delay = self.result_flush_delay
+        if isinstance(delay, bool) or not isinstance(delay, int | float) or not 0 <= delay <= 60:
+            raise fail(s, "result_flush_delay", delay, "a number of seconds from 0 to 60")
+        object.__setattr__(self, "result_flush_delay", float(delay))
 
 
 @dataclass(frozen=True)

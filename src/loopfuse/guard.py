@@ -75,7 +75,7 @@ class Guard:
         self._allow_cache: dict[str, Decision] = {}
         self._overrides = Overrides()
         self._awaiting: dict[int, tuple[Any, str, CallKey]] | None = None
-        spec = _store_spec(self.config, breakers, clock)
+        spec = _store_spec(self.config, breakers, clock, self._result_lost)
         self._store: Store = open_store(store or self.config.store.url, spec)
         policy = on_store_error or self.config.store.on_store_error
         self._on_store_error = check_store_policy("store", "on_store_error", policy)
@@ -176,8 +176,8 @@ class Guard:
         ok: bool | None = None,
         error: Any = None,
     ) -> None:
-        """``record_result`` for async hosts: on Redis the round trip runs on the asyncio
-        client, so the event loop is never blocked. Never raises."""
+        """``record_result`` for async hosts: on Redis the result waits for the agent's next
+        ``acheck`` (no round trip of its own), so the event loop is never blocked. Never raises."""
         try:
             prepared = self._prepared_result(tool, args, result, agent, ok, error)
             if prepared is not None:
@@ -330,8 +330,25 @@ class Guard:
         except StoreUnavailableError as exc:
             logger.warning("loopfuse: could not forget an agent: %s", exc)
 
+    def flush(self) -> None:
+        """Send the results the store holds back, now. A Redis store sends each reported result
+        with the agent's next check (one round trip per tool call), or after ``[store]
+        result_flush_delay`` seconds without one: flush before another process must see them.
+        Nothing to do on ``memory://``. Never raises: a result the store cannot take is counted
+        in ``stats()["fail_open"]["store"]``, as by ``record_result``."""
+        flush = getattr(self._store, "flush", None)
+        if flush is not None:
+            flush()
+
+    async def aflush(self) -> None:
+        """``flush`` from async code (on Redis, on the asyncio client)."""
+        aflush = getattr(self._store, "aflush", None)
+        if aflush is not None:
+            await aflush()
+
     def close(self) -> None:
-        """Release the store's connections (a Redis store's pool); the guard is unusable after."""
+        """Send the held results (``flush``) and release the store's connections (a Redis
+        store's pool); the guard is unusable after."""
         self._store.close()
 
     async def aclose(self) -> None:
@@ -519,7 +536,12 @@ def _log_name(label: str | dict[str, list[str]]) -> str:
     return label if isinstance(label, str) else "<object>"
 
 
-def _store_spec(config: GuardConfig, breakers: tuple[Breaker, ...], clock: Callable[[], float]) -> StoreSpec:
+def _store_spec(
+    config: GuardConfig,
+    breakers: tuple[Breaker, ...],
+    clock: Callable[[], float],
+    lost: Callable[[str, Any, StoreUnavailableError], None],
+) -> StoreSpec:
     settings, store = config.guard, config.store
     return StoreSpec(
         breakers,
@@ -533,4 +555,6 @@ def _store_spec(config: GuardConfig, breakers: tuple[Breaker, ...], clock: Calla
         max_connections=store.max_connections,
         pool_timeout=store.pool_timeout,
         clock=clock,
+        result_flush_delay=store.result_flush_delay,
+        on_result_lost=lost,
     )

@@ -1,5 +1,6 @@
 """Random interleavings of calls and results over several agents: Redis decides exactly as
-memory does."""
+memory does, with each result sent along with the agent's next check (one round trip per tool
+call), by a flush, or by the store's flusher thread racing the checks."""
 
 from __future__ import annotations
 
@@ -36,10 +37,14 @@ RESULTS_CONFIG = {
     "near_duplicate": {"limit": 2, "window": 5},
     "cycle": {"max_period": 3, "min_repeats": 2},
     "tools": {"grep": {"duplicate_limit": 2, "near_duplicate_limit": 3}},
+    "invalid": {"limit": 2},
     "guard": {"abort_after_denials": 4},
 }
 # near_duplicate and cycle counting calls whose results are unknown too, or ignoring results;
 # batch tools (exact near-duplicate keys, runs of errors per identical call).
+# Each with a [store] result_flush_delay: 60 s, results go only with the agent's next check or a
+# flush; 1 ms, the flusher thread sends some of them, racing the checks.
+DELAYS = {"defaults": 60, "without_results_too": 0.001, "results_ignored": 60, "batch_tools": 0.001}
 VARIANTS = {
     "defaults": {},
     "without_results_too": {
@@ -74,7 +79,10 @@ class LastFirst(GuardListener):
 
 def answer(guard: Guard, listener: LastFirst, tool: str, args: Any, agent: str) -> tuple[Any, ...]:
     listener.first = None
-    d = guard.check(tool, args, agent)
+    return seen(guard.check(tool, args, agent), listener)
+
+
+def seen(d: Decision, listener: LastFirst) -> tuple[Any, ...]:
     return d.allowed, d.kind, d.count, d.limit, d.escalate, d.message, listener.first
 
 
@@ -154,7 +162,7 @@ def test_memory_and_redis_agree_with_results(server: RedisServer, variant: str) 
     class SameDecisionsWithResults(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            store = {"url": server.url, "prefix": unique_prefix()}
+            store = {"url": server.url, "prefix": unique_prefix(), "result_flush_delay": DELAYS[variant]}
             self.guards = (Guard.from_config(config), Guard.from_config({**config, "store": store}))
             # Another process on the same agents that checks but never receives a result.
             self.elsewhere = Guard.from_config({**config, "store": store})
@@ -220,7 +228,20 @@ def test_memory_and_redis_agree_with_results(server: RedisServer, variant: str) 
         def check_elsewhere(self, agent: str, tool: str, arg: int | str) -> None:
             args = call_args(arg)
             expected = answer(self.guards[0], self.listeners[0], tool, args, agent)
+            self.guards[1].flush()  # another process sees this one's results once they are sent
             assert answer(self.elsewhere, self.listeners[1], tool, args, agent) == expected
+
+        @rule()
+        def flush(self) -> None:
+            self.guards[1].flush()
+
+        @rule(agent=AGENTS)
+        def invalid_turn(self, agent: str) -> None:
+            answers = []
+            for guard, listener in zip(self.guards, self.listeners, strict=True):
+                listener.first = None
+                answers.append(seen(guard.note_invalid(agent), listener))
+            assert answers[1] == answers[0]
 
         @rule(agent=AGENTS)
         def forget(self, agent: str) -> None:

@@ -27,7 +27,11 @@ class StoreUnavailableError(Exception):
 
 @dataclass(frozen=True)
 class StoreSpec:
-    """What a store needs from the guard: its breakers in order and the bookkeeping limits."""
+    """What a store needs from the guard: its breakers in order and the bookkeeping limits.
+
+    A store that sends results later than ``record_result`` (Redis: with the agent's next check,
+    or after ``result_flush_delay`` seconds) calls ``on_result_lost(tool, agent, error)`` for each
+    result it could not deliver, as the guard handles a failed ``record_result``."""
 
     breakers: tuple[Breaker, ...]
     window: int
@@ -40,6 +44,8 @@ class StoreSpec:
     max_connections: int = 20
     pool_timeout: float = 1.0
     clock: Callable[[], float] = field(default=time.monotonic)
+    result_flush_delay: float = 0.5
+    on_result_lost: Callable[[str, Any, StoreUnavailableError], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,10 @@
 """The Redis store: one agent's state shared by every process and host, decided atomically.
 
-Each check is one round trip: a Lua script (``lua/decide.lua``) evaluates the guard's
-breakers in order on the agent's keys and records the call only if all allow; each reported
-result is one more (``lua/observe.lua``). An agent has up to seven keys in one hash slot
+A tool call is one round trip: a Lua script (``lua/decide.lua``) applies the results held
+back for the agent (``lua/observe.lua``, ``redis_held``), then evaluates the guard's breakers in
+order on the agent's keys and records the call only if all allow. A reported result is held back
+until the agent's next check, or goes on its own after ``result_flush_delay`` seconds, at
+``flush`` or ``close``. An agent has up to seven keys in one hash slot
 (``<prefix>{<agent id>}:s``, ``:w``, ``:r``, ``:o`` and near_duplicate's ``:n``, ``:nr``,
 ``:no``), so Redis Cluster works; all expire after ``idle_expiry`` without use.
 """
@@ -10,6 +12,7 @@ result is one more (``lua/observe.lua``). An agent has up to seven keys in one h
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import time
 import weakref
@@ -33,6 +36,7 @@ from ..decision import Denial, Kind
 from ..errors import ConfigError
 from ..state import ToolResult
 from .base import ALLOWED, Outcome, StoreSpec, StoreUnavailableError
+from .redis_held import Held, HeldResults
 from .redis_pool import pool_options
 from .redis_scripts import INVALID_SCRIPT, SUPPORTED_KINDS, ScriptSet, supported_breakers
 
@@ -44,10 +48,15 @@ _NEAR_WANTED = 1  # decide.lua's reply: send the call again with its near-duplic
 
 def agent_id(agent: Any) -> str:
     """The string that names ``agent`` in Redis (``loopfuse.agents.agent_name``);
-    ``AgentIdentityError`` (a ``ConfigError``) when it has none: the guard fails open."""
+    ``AgentIdentityError`` (a ``ConfigError``) when it has none, or one no key can hold (not
+    valid UTF-8: a lone surrogate): the guard fails open."""
     name = agent_name(agent)
-    if name is not None:
+    if name is not None and (name.isascii() or _utf8(name)):
         return name
+    if name is not None:
+        raise AgentIdentityError(
+            f"agent = <{type(agent).__name__}> cannot be keyed in the Redis store: its name is not valid UTF-8"
+        )
     raise AgentIdentityError(
         f"agent = <{type(agent).__name__}> cannot be keyed in the Redis store: state shared "
         "by several processes needs a name every process agrees on, so pass a non-empty string "
@@ -118,8 +127,9 @@ class RedisStore:
             url, options = self._pool_options()
             self._client = redis.Redis.from_pool(redis.BlockingConnectionPool.from_url(url, **options))
         self._script = self._client.register_script(self._source)
-        self._observe = self._client.register_script(self._scripts.observe)
+        self._flush_script = self._client.register_script(self._scripts.flush)
         self._invalid = self._client.register_script(INVALID_SCRIPT)
+        self._held = HeldResults(spec.result_flush_delay, self._flush_agent, spec.on_result_lost)
         self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
         self._retry_at = 0.0
         self._near = self._scripts.near_from_start
@@ -146,37 +156,37 @@ class RedisStore:
         return pool_options(self._url(), defaults)
 
     def decide(self, agent: Any, call: CallKey) -> Outcome | None:
-        """The breakers' verdict on ``call`` for ``agent``, recorded atomically if allowed."""
-        keys = self._keys(agent)
+        """The breakers' verdict on ``call`` for ``agent``, recorded atomically if allowed; the
+        round trip first applies the results held back for the agent (``record_result``)."""
+        name = agent_id(agent)
+        keys = self._keys_of(name)
         self._ensure_up()
-        try:
-            reply = self._script(keys=self._check_keys(keys), args=self._args(call), client=self._client)
-            if reply == _NEAR_WANTED:
-                self._near = True
-                reply = self._script(keys=keys, args=self._args(call), client=self._client)
-        except (RedisError, OSError) as exc:
-            raise self._failed(exc) from exc
+        with self._held.carrying(name) as held:
+            try:
+                reply = self._script(
+                    keys=self._check_keys(keys), args=self._check(call, held), client=self._client
+                )
+                if reply == _NEAR_WANTED:
+                    self._near = True
+                    reply = self._script(keys=keys, args=self._check(call, []), client=self._client)
+            except (RedisError, OSError) as exc:
+                raise self._failed(exc) from exc
         return self._outcome(reply, call.tool)
 
     def record_result(self, agent: Any, call: CallKey, result: ToolResult) -> bool:
-        """Let the breakers observe what ``call`` returned, atomically; False when ``agent``
-        cannot be keyed. ``StoreUnavailableError`` when Redis fails (the guard fails open)."""
-        try:
-            keys = self._keys(agent)
-        except ConfigError:
-            return False
-        self._ensure_up()
-        self._near = True  # from now on checks send near-duplicate keys (see ``_args``)
-        try:
-            self._observe(keys=keys, args=self._scripts.result_args(call, result), client=self._client)
-        except (RedisError, OSError) as exc:
-            raise self._failed(exc) from exc
-        self._retry_at = 0.0
-        return True
+        """Let the breakers observe what ``call`` returned: held back and sent with the agent's
+        next round trip (a check, a flush, after ``result_flush_delay``), applied atomically
+        there. False when ``agent`` cannot be keyed. Never raises: a result Redis does not take
+        is reported to ``StoreSpec.on_result_lost``."""
+        urgent = self._hold(agent, call, result)
+        for name in urgent or ():
+            self._flush_agent(name)
+        return urgent is not None
 
     def note_invalid(self, agent: Any) -> int | None:
         """The agent's invalid turns in a row, this one included (``lua/invalid.lua``); None
-        when it cannot be keyed; ``StoreUnavailableError`` when Redis fails."""
+        when it cannot be keyed; ``StoreUnavailableError`` when Redis fails. Held results stay
+        held: they change nothing the streak reads (``calls``, ``ia``, ``inv``)."""
         try:
             keys = self._keys(agent)[:1]
         except ConfigError:
@@ -194,41 +204,81 @@ class RedisStore:
         return await asyncio.to_thread(self.note_invalid, agent)
 
     async def adecide(self, agent: Any, call: CallKey) -> Outcome | None:
-        keys = self._keys(agent)
+        name = agent_id(agent)
+        keys = self._keys_of(name)
         self._ensure_up()
         scripts = self._async_scripts()
         if scripts is None:
             return await asyncio.to_thread(self.decide, agent, call)
         script = scripts[0]
-        try:
-            reply = await script(keys=self._check_keys(keys), args=self._args(call))
-            if reply == _NEAR_WANTED:
-                self._near = True
-                reply = await script(keys=keys, args=self._args(call))
-        except (RedisError, OSError) as exc:
-            raise self._failed(exc) from exc
+        async with self._held.acarrying(name) as held:
+            try:
+                reply = await script(keys=self._check_keys(keys), args=self._check(call, held))
+                if reply == _NEAR_WANTED:
+                    self._near = True
+                    reply = await script(keys=keys, args=self._check(call, []))
+            except (RedisError, OSError) as exc:
+                raise self._failed(exc) from exc
         return self._outcome(reply, call.tool)
 
     async def arecord_result(self, agent: Any, call: CallKey, result: ToolResult) -> bool:
-        """``record_result`` on the asyncio client (in a thread when the host gave none)."""
+        """``record_result`` for async hosts: only holds the result back (no network), except
+        when the agent holds too many, which go at once on the asyncio client."""
+        urgent = self._hold(agent, call, result)
+        for name in urgent or ():
+            await self._aflush_agent(name)
+        return urgent is not None
+
+    def flush(self) -> None:
+        """Send every held result now, each agent's in one round trip. Never raises: results
+        Redis does not take are reported to ``StoreSpec.on_result_lost``."""
+        for name in self._held.agents():
+            self._flush_agent(name)
+
+    async def aflush(self) -> None:
+        """``flush`` on the asyncio client (in a thread when the host gave none)."""
+        for name in self._held.agents():
+            await self._aflush_agent(name)
+
+    def _hold(self, agent: Any, call: CallKey, result: ToolResult) -> list[str] | None:
+        """Hold the result for the agent's next round trip; the agents whose results must go
+        now (``HeldResults.add``); None when ``agent`` cannot be keyed."""
+        try:
+            name = agent_id(agent)
+        except ConfigError:
+            return None
+        assert self._bound, "RedisStore.bind(spec) first (the guard does it)"
+        self._near = True  # from now on checks send near-duplicate keys (see ``_check``)
+        return self._held.add(name, Held(call.tool, agent, self._scripts.result_arg(call, result)))
+
+    def _flush_agent(self, name: str) -> None:
+        """Send the agent's held results; never raises (``carrying`` reports them lost)."""
+        with contextlib.suppress(Exception), self._held.carrying(name) as held:
+            if held:
+                self._ensure_up()
+                try:
+                    self._flush_script(keys=self._keys_of(name), args=_carried(held), client=self._client)
+                except (RedisError, OSError) as exc:
+                    raise self._failed(exc) from exc
+                self._retry_at = 0.0
+
+    async def _aflush_agent(self, name: str) -> None:
         scripts = self._async_scripts()
         if scripts is None:
-            return await asyncio.to_thread(self.record_result, agent, call, result)
-        try:
-            keys = self._keys(agent)
-        except ConfigError:
-            return False
-        self._ensure_up()
-        self._near = True
-        try:
-            await scripts[1](keys=keys, args=self._scripts.result_args(call, result))
-        except (RedisError, OSError) as exc:
-            raise self._failed(exc) from exc
-        self._retry_at = 0.0
-        return True
+            await asyncio.to_thread(self._flush_agent, name)
+            return
+        with contextlib.suppress(Exception):
+            async with self._held.acarrying(name) as held:
+                if held:
+                    self._ensure_up()
+                    try:
+                        await scripts[1](keys=self._keys_of(name), args=_carried(held))
+                    except (RedisError, OSError) as exc:
+                        raise self._failed(exc) from exc
+                    self._retry_at = 0.0
 
     def _async_scripts(self) -> tuple[Any, Any] | None:
-        """The decide and observe scripts on an asyncio client of the running loop (clients
+        """The decide and flush scripts on an asyncio client of the running loop (clients
         cannot change loops); None when the host passed a sync client only."""
         if self._raw_url is None:
             return self._user_async
@@ -242,11 +292,14 @@ class RedisStore:
         return scripts
 
     def _register(self, client: Any) -> tuple[Any, Any]:
-        return client.register_script(self._source), client.register_script(self._scripts.observe)
+        return client.register_script(self._source), client.register_script(self._scripts.flush)
 
     def _keys(self, agent: Any) -> list[str]:
+        return self._keys_of(agent_id(agent))
+
+    def _keys_of(self, name: str) -> list[str]:
         assert self._bound, "RedisStore.bind(spec) first (the guard does it)"
-        base = f"{self._key_prefix}{{{agent_id(agent)}}}"
+        base = f"{self._key_prefix}{{{name}}}"
         return [base + suffix for suffix in _KEY_SUFFIXES]
 
     def _check_keys(self, keys: list[str]) -> list[str]:
@@ -255,11 +308,12 @@ class RedisStore:
         bytes per check. An agent with results answers "send it all" (``_NEAR_WANTED``)."""
         return keys if self._near else keys[:2]
 
-    def _args(self, call: CallKey) -> list[Any]:
-        """The check's arguments. The near-duplicate key is computed only once this guard has
-        seen a result (or was asked for it): until an agent reports results, near_duplicate
-        with ``only_with_results`` neither judges nor records its calls, as in process."""
-        return self._scripts.check_args(call, self._near)
+    def _check(self, call: CallKey, held: list[Held]) -> list[Any]:
+        """The check's arguments, then the held results it carries. The near-duplicate key is
+        computed only once this guard has seen a result (or was asked for it): until an agent
+        reports results, near_duplicate with ``only_with_results`` neither judges nor records
+        its calls, as in process. (Held results imply ``_near``: ``_hold`` sets it first.)"""
+        return self._scripts.carrying(self._scripts.check_args(call, self._near), [h.arg for h in held])
 
     def _outcome(self, reply: Any, tool: str) -> Outcome:
         self._retry_at = 0.0
@@ -283,12 +337,14 @@ class RedisStore:
         return StoreUnavailableError(f"{self.url}: {type(exc).__name__}: {exc}")
 
     def forget(self, agent: Any) -> None:
-        """Delete the agent's keys; ``StoreUnavailableError`` when Redis cannot be reached."""
-        keys = self._keys(agent)
-        try:
-            self._client.delete(*keys)
-        except (RedisError, OSError) as exc:
-            raise self._failed(exc) from exc
+        """Delete the agent's keys, and drop its held results (applying them first would change
+        nothing that stays); ``StoreUnavailableError`` when Redis cannot be reached."""
+        name = agent_id(agent)
+        with self._held.carrying(name):
+            try:
+                self._client.delete(*self._keys_of(name))
+            except (RedisError, OSError) as exc:
+                raise self._failed(exc) from exc
 
     def agent_count(self) -> int:
         """Agents with state under this prefix (a SCAN: costs one pass over the keyspace of
@@ -300,16 +356,36 @@ class RedisStore:
             return 0
 
     def close(self) -> None:
-        """Close the connections this store opened (not those of a client the host passed)."""
+        """Send the held results (``flush``), then close the connections this store opened (not
+        those of a client the host passed)."""
+        if self._bound:
+            self.flush()
+            self._held.close()
         if self._raw_url is not None and self._client is not None:
             self._client.close()
 
     async def aclose(self) -> None:
-        """``close``, and the asyncio connections this store opened on the running loop."""
+        """``close`` from async code: sends the held results on the asyncio client (``aflush``),
+        and also closes the asyncio connections this store opened on the running loop."""
+        if self._bound:
+            await self.aflush()
         scripts = self._async.pop(asyncio.get_running_loop(), None) if self._bound else None
         if scripts is not None:
             await scripts[0].registered_client.aclose()
         self.close()
+
+
+def _carried(held: list[Held]) -> list[Any]:
+    """A flush's arguments: the held results and their count (``lua/pending.lua``)."""
+    return ScriptSet.carrying([], [h.arg for h in held])
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _text(value: Any) -> str:

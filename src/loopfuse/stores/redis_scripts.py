@@ -1,5 +1,8 @@
 """The Lua scripts of the Redis store, bound to a guard's breakers, and the arguments they take.
 
+Both scripts first apply the results the store held back for the agent (``lua/pending.lua``): a
+check carries them after its own arguments, a flush carries nothing else.
+
 Lua numbers in Redis are doubles, so everything that needs 63-bit arithmetic (pair keys of a
 call or near-duplicate key and its result, digests, near-duplicate keys) is computed here and
 sent as bytes; the scripts only compare.
@@ -20,7 +23,6 @@ from .base import StoreSpec
 __all__ = ["INVALID_SCRIPT", "SUPPORTED_KINDS", "ScriptSet", "supported_breakers"]
 
 SUPPORTED_KINDS = ("cap", "duplicate", "repeat", "same_error", "near_duplicate", "cycle")
-_NONE = bytes(8)  # no near-duplicate key (``CallKey.near`` is 0)
 _UNSENT = b""  # a near-duplicate key not computed (the guard has seen no result yet)
 
 
@@ -29,6 +31,7 @@ def _source(name: str) -> str:
 
 
 _COMMON, _DECIDE, _OBSERVE = _source("common"), _source("decide"), _source("observe")
+_PENDING, _FLUSH = _source("pending"), _source("flush")
 INVALID_SCRIPT = _source("invalid")
 
 
@@ -49,7 +52,8 @@ class ScriptSet:
 
     def __init__(self, breakers: tuple[Breaker, ...], window: int, ttl_ms: int) -> None:
         header = f"local size, ttl, breakers = {window}, {ttl_ms}, {{{_settings(breakers)}}}\n"
-        self.decide, self.observe = header + _COMMON + _DECIDE, header + _COMMON + _OBSERVE
+        applied = header + _COMMON + _OBSERVE + _PENDING
+        self.decide, self.flush = applied + _DECIDE, applied + _FLUSH
         windows = [b for b in breakers if isinstance(b, WindowBreaker)]
         self._window = windows[0] if windows else None
         nears = [b for b in breakers if isinstance(b, NearDuplicateBreaker)]
@@ -70,22 +74,28 @@ class ScriptSet:
             args.append(breaker.tool_limits.get(call.tool, breaker.limit))
         return args
 
-    def result_args(self, call: CallKey, result: ToolResult) -> list[Any]:
-        args = [
-            call.key.to_bytes(8, "big"),
-            call.full,
-            self._error_scope(call),
-            result.digest.to_bytes(8, "big"),
-            pair_key(call.key, result.digest).to_bytes(8, "big"),
-            b"0" if result.ok is False else b"1",
-            result.error.to_bytes(8, "big"),
-        ]
+    def result_arg(self, call: CallKey, result: ToolResult) -> bytes:
+        """One result as one argument (its fields: ``lua/observe.lua``), sent with the agent's
+        next round trip."""
         near = call.near if self._near is not None else 0
-        if near:
-            args += [near.to_bytes(8, "big"), pair_key(near, result.digest).to_bytes(8, "big")]
-        else:
-            args += [_NONE, _NONE]
-        return args
+        near_pair = pair_key(near, result.digest) if near else 0
+        fields = (call.key, result.digest, pair_key(call.key, result.digest))
+        errors = (result.error, near, near_pair)
+        return b"".join(
+            (
+                *(v.to_bytes(8, "big") for v in fields),
+                b"0" if result.ok is False else b"1",
+                *(v.to_bytes(8, "big") for v in errors),
+                len(call.full).to_bytes(1, "big"),
+                call.full,
+                self._error_scope(call),
+            )
+        )
+
+    @staticmethod
+    def carrying(args: list[Any], results: list[bytes]) -> list[Any]:
+        """``args`` followed by the held ``results`` and their count (``lua/pending.lua``)."""
+        return [*args, *results, len(results)]
 
     def _error_scope(self, call: CallKey) -> bytes:
         """What a run of same errors belongs to (the scripts' "tool"): the tool, or for a

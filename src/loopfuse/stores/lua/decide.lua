@@ -7,7 +7,8 @@
 --   | {'repeat', max_repeats, result_aware} | {'same_error', limit, identical_limit}
 --   | {'near_duplicate', window, result_aware, only_with_results}
 --   | {'cycle', max_period, min_repeats, result_aware, only_with_results}
--- then common.lua.
+-- then common.lua, observe.lua and pending.lua: the results this process held back for the agent
+-- (ARGV after the check's own, see pending.lua) are applied first, so the check sees them.
 --
 -- KEYS[1]  the agent's state hash: calls, denials, pos, the loop brake's streak, the window's
 --          run of one call, the run of errors, awaited results, the near-duplicate window's
@@ -30,7 +31,8 @@
 -- '' otherwise;
 -- 1, having changed nothing, when the near-duplicate key or the results' keys are needed and were
 -- not sent (the agent has results; a store that has seen no result sends only KEYS[1], KEYS[2]
--- and no near-duplicate key): the store sends the call again with them.
+-- and no near-duplicate key): the store sends the call again with them. (A check carrying results
+-- always sends everything, having seen results, so this never follows results just applied.)
 -- A denied call is recorded by no breaker; the loop brake's streak counts its own refusals.
 -- Pair keys and digests are computed by the store: Lua numbers are doubles, so it only compares bytes.
 

@@ -1,0 +1,234 @@
+"""The results a Redis store holds back, so that a tool call costs one round trip.
+
+A reported result waits for the agent's next check and travels with it. It goes on its own,
+in one round trip per agent, when no check came for ``delay`` seconds (one daemon thread per
+store sends it), when the agent holds more than ``PER_AGENT`` results (at once, by the caller),
+when all agents hold more than ``OVERALL`` (by the thread; by the caller beyond ``4 * OVERALL``),
+at ``flush``/``close``, and at interpreter exit.
+
+While a round trip carries an agent's results, the agent's next round trips wait for it (the
+agent's "flight"), so that Redis applies results in the order they were reported and a check
+sees every result reported before it, as in process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import itertools
+import os
+import threading
+import time
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .base import StoreUnavailableError
+
+__all__ = ["FLIGHT_WAIT", "OVERALL", "PER_AGENT", "Held", "HeldResults"]
+
+PER_AGENT = 16  # as many as the guard awaits (parallel calls of one turn)
+OVERALL = 1024
+FLIGHT_WAIT = 5.0  # seconds between two looks at another round trip carrying an agent's results
+LINGER = 5.0  # an idle flusher thread ends after this long without results to send
+
+_LIVE: weakref.WeakSet[HeldResults] = weakref.WeakSet()
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """One reported result: the tool (for the lost-result report), the agent as the host named
+    it, and the result as ``lua/observe.lua`` reads it."""
+
+    tool: str
+    agent: Any
+    arg: bytes
+
+
+class HeldResults:
+    """Per agent id, the results reported since the agent's last round trip, oldest first.
+
+    ``send(agent_id)`` is the store's own flush of one agent (it never raises); the flusher
+    thread and the exit hook call it. ``lost(tool, agent, error)`` hears of each result a
+    failed round trip carried (``StoreSpec.on_result_lost``)."""
+
+    def __init__(
+        self,
+        delay: float,
+        send: Callable[[str], None],
+        lost: Callable[[str, Any, StoreUnavailableError], None] | None = None,
+    ) -> None:
+        self.delay = delay
+        self._send = send
+        self._lost = lost
+        self._reset()
+        _LIVE.add(self)
+
+    def _reset(self) -> None:
+        self._lock = threading.Lock()
+        self._ticking = threading.Condition(self._lock)  # the flusher thread waits on it
+        self._landing = threading.Condition(self._lock)  # round trips wait on it for a flight
+        self._held: dict[str, tuple[float, list[Held]]] = {}  # oldest first: the order of arrival
+        self._flying: set[str] = set()
+        self._count = 0
+        self._thread: threading.Thread | None = None
+        self._idle = False  # the thread waits for a first result, not for a result's delay
+        self._hurry = False  # the thread is to send every held result, due or not
+        self._closed = False
+
+    def add(self, agent_id: str, held: Held) -> list[str]:
+        """Hold ``held``; the agents whose results the caller must send now: this one when it
+        holds more than ``PER_AGENT`` (or the delay is 0), every agent when all hold more than
+        ``4 * OVERALL`` (beyond ``OVERALL`` the thread sends them all)."""
+        with self._lock:
+            entry = self._held.get(agent_id)
+            if entry is None:
+                entry = self._held[agent_id] = (time.monotonic(), [])
+                if self.delay:
+                    self._wake()
+            entry[1].append(held)
+            self._count += 1
+            if self._count > 4 * OVERALL:
+                return list(self._held)
+            if self._count > OVERALL and not self._hurry:
+                self._hurry = True
+                self._wake(at_once=True)
+            return [agent_id] if len(entry[1]) > PER_AGENT or not self.delay else []
+
+    @contextlib.contextmanager
+    def carrying(self, agent_id: str) -> Iterator[list[Held]]:
+        """The agent's held results for one round trip, which the agent's later round trips
+        wait for; reported lost if it fails (``StoreUnavailableError``, or anything else)."""
+        with self._lock:
+            while agent_id in self._flying:
+                self._landing.wait(FLIGHT_WAIT)
+            held = self._take(agent_id)
+        failure = None
+        try:
+            yield held
+        except Exception as exc:
+            failure = _undelivered(exc)
+            raise
+        finally:
+            self._landed(agent_id, held, failure)
+
+    @contextlib.asynccontextmanager
+    async def acarrying(self, agent_id: str) -> AsyncIterator[list[Held]]:
+        """``carrying`` for a coroutine: another round trip is waited for in a thread."""
+        while True:
+            with self._lock:
+                if agent_id not in self._flying:
+                    held = self._take(agent_id)
+                    break
+            await asyncio.to_thread(self._wait_landing, agent_id)
+        failure = None
+        try:
+            yield held
+        except Exception as exc:
+            failure = _undelivered(exc)
+            raise
+        finally:
+            self._landed(agent_id, held, failure)
+
+    def _wait_landing(self, agent_id: str) -> None:
+        with self._lock:
+            if agent_id in self._flying:
+                self._landing.wait(FLIGHT_WAIT)
+
+    def _take(self, agent_id: str) -> list[Held]:
+        """The agent's held results, now in flight (under the lock; empty: nothing to carry)."""
+        entry = self._held.pop(agent_id, None)
+        if entry is None:
+            return []
+        self._count -= len(entry[1])
+        self._flying.add(agent_id)
+        return entry[1]
+
+    def _landed(self, agent_id: str, held: list[Held], failure: StoreUnavailableError | None) -> None:
+        """The round trip carrying ``held`` is over: the agent's next may go; lost ones are reported."""
+        if held:
+            with self._lock:
+                self._flying.discard(agent_id)
+                self._landing.notify_all()
+        if failure is not None and self._lost is not None:
+            for one in held:
+                self._lost(one.tool, one.agent, failure)
+
+    def agents(self) -> list[str]:
+        """The agents holding results or with results in flight."""
+        with self._lock:
+            return list(dict.fromkeys(itertools.chain(self._held, self._flying)))
+
+    def close(self) -> None:
+        """Stop the flusher thread (send what is held first: ``agents`` and ``send``)."""
+        with self._lock:
+            self._closed = True
+            self._ticking.notify_all()
+
+    def _wake(self, at_once: bool = False) -> None:
+        """A result is held where none was (under the lock): start the flusher thread, or
+        tell it if it waits for a first result (else it wakes by itself in time)."""
+        if self._thread is None and not self._closed:
+            self._thread = threading.Thread(target=self._run, name="loopfuse-redis-results", daemon=True)
+            self._thread.start()
+        elif self._idle or at_once:
+            self._ticking.notify()
+
+    def _run(self) -> None:
+        while (due := self._due()) is not None:
+            for agent_id in due:
+                self._send(agent_id)
+
+    def _due(self) -> list[str] | None:
+        """The agents whose oldest result has waited ``delay`` (blocks until there are some);
+        None when the thread should end: closed, or idle for ``LINGER`` seconds."""
+        with self._lock:
+            idle_until = time.monotonic() + LINGER
+            while not self._closed:
+                now = time.monotonic()
+                if self._hurry:
+                    self._hurry = False
+                    return list(self._held)
+                if self._held:
+                    first = next(iter(self._held.values()))[0]
+                    if first + self.delay <= now:
+                        return [a for a, (since, _) in self._held.items() if since + self.delay <= now]
+                    self._ticking.wait(first + self.delay - now)
+                    idle_until = now + LINGER
+                elif now < idle_until:
+                    self._idle = True
+                    self._ticking.wait(idle_until - now)
+                    self._idle = False
+                else:
+                    break
+            self._thread = None
+            return None
+
+    def _flush_all(self) -> None:
+        for agent_id in self.agents():
+            self._send(agent_id)
+
+
+def _undelivered(exc: Exception) -> StoreUnavailableError:
+    """Why held results were lost: the store's error, or one naming what else was raised."""
+    if isinstance(exc, StoreUnavailableError):
+        return exc
+    return StoreUnavailableError(f"{type(exc).__name__} while sending results")
+
+
+def _reset_in_child() -> None:
+    """A forked child holds nothing: its parent sends what it held; no thread runs in it."""
+    for held in list(_LIVE):
+        held._reset()
+
+
+def _flush_at_exit() -> None:
+    for held in list(_LIVE):
+        held._flush_all()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which does not fork
+    os.register_at_fork(after_in_child=_reset_in_child)
+atexit.register(_flush_at_exit)
