@@ -336,7 +336,7 @@ class Guard:
         result_flush_delay`` seconds without one: flush before another process must see them.
         Nothing to do on ``memory://``. Never raises: a result the store cannot take is counted
         in ``stats()["fail_open"]["store"]``, as by ``record_result``."""
-        flush = getattr(self._store, "flush", None)
+        flush = getattr(self._store, "flush", None)  # a store object written before flush existed
         if flush is not None:
             flush()
 

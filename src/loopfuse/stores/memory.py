@@ -207,6 +207,12 @@ class MemoryStore:
         with self._lock:
             return len(self._agents)
 
+    def flush(self) -> None:
+        """Results are applied as they come in process: nothing is held."""
+
+    async def aflush(self) -> None:
+        """Results are applied as they come in process: nothing is held."""
+
     def close(self) -> None:
         """Nothing to release in process."""
 
