@@ -147,7 +147,7 @@ def test_an_agent_whose_str_raises_still_gets_loop_aborted() -> None:
             raise RuntimeError("hostile")
 
     guard = Guard.from_config(
-        {"circuit_breaker": {"duplicate_limit": 1}, "guard": {"abort_after_denials": 1}}
+        {"circuit_breaker": {"duplicate_limit": 1, "result_limit": 1}, "guard": {"abort_after_denials": 1}}
     )
     run = guard.wrap(lambda: "ran", tool="t", agent=Loud())
     assert run() == "ran"

@@ -52,6 +52,16 @@ class LoopfuseMiddleware(Middleware):
         text = refusal_text(decision, agent, self.guard)
         if text is not None:
             return ToolResult(content=text, is_error=True)
+        return await self._run(context, call_next, agent)
+
+    async def _run(
+        self,
+        context: MiddlewareContext[mcp_types.CallToolRequestParams],
+        call_next: CallNext[mcp_types.CallToolRequestParams, ToolResult],
+        agent: str,
+    ) -> ToolResult:
+        """The allowed call run, and what it returned (or raised) reported."""
+        tool, args = context.message.name, context.message.arguments or {}
         try:
             result = await call_next(context)
         except Exception:

@@ -105,14 +105,8 @@ class HeldResults:
             while agent_id in self._flying:
                 self._landing.wait(FLIGHT_WAIT)
             held = self._take(agent_id)
-        failure = None
-        try:
+        with self._delivering(agent_id, held):
             yield held
-        except Exception as exc:
-            failure = _undelivered(exc)
-            raise
-        finally:
-            self._landed(agent_id, held, failure)
 
     @contextlib.asynccontextmanager
     async def acarrying(self, agent_id: str) -> AsyncIterator[list[Held]]:
@@ -123,9 +117,15 @@ class HeldResults:
                     held = self._take(agent_id)
                     break
             await asyncio.to_thread(self._wait_landing, agent_id)
+        with self._delivering(agent_id, held):
+            yield held
+
+    @contextlib.contextmanager
+    def _delivering(self, agent_id: str, held: list[Held]) -> Iterator[None]:
+        """The round trip carrying ``held``: landed when it ends, reported lost if it fails."""
         failure = None
         try:
-            yield held
+            yield
         except Exception as exc:
             failure = _undelivered(exc)
             raise

@@ -17,7 +17,7 @@ from fastmcp.server.middleware import CallNext, MiddlewareContext
 from fastmcp.tools.base import ToolResult
 
 from ...incidents import logger
-from ..mcp import PROCESS_SCOPE, LoopfuseMiddleware, _content, session_scope
+from ..mcp import PROCESS_SCOPE, LoopfuseMiddleware, session_scope
 from .refusal import refusal_text
 
 if TYPE_CHECKING:
@@ -49,21 +49,6 @@ class ProxyMiddleware(LoopfuseMiddleware):
         if listed:
             return await self.guard.acheck(tool, args, agent)
         return await self.guard.anote_invalid(agent, reason="a tool the MCP server did not list")
-
-    async def _run(
-        self,
-        context: MiddlewareContext[mcp_types.CallToolRequestParams],
-        call_next: CallNext[mcp_types.CallToolRequestParams, ToolResult],
-        agent: str,
-    ) -> ToolResult:
-        tool, args = context.message.name, context.message.arguments or {}
-        try:
-            result = await call_next(context)
-        except Exception:
-            await self._record(tool, args, None, agent, ok=False)
-            raise
-        await self._record(tool, args, _content(result.content), agent, ok=not result.is_error)
-        return result
 
 
 def client_scope(ctx: Any) -> str:
