@@ -5,34 +5,32 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar, overload
 
-from .agents import AgentIdentityError, agent_label
-from .breakers import Breaker
+from ._awaited import AwaitedCalls
+from ._guard_events import GuardEvents
+from .agents import AgentIdentityError
 from .breakers.build import build_breakers
-from .breakers.invalid import InvalidTurnBreaker
+from .breakers.invalid import INVALID_TOOL, InvalidTurnBreaker
 from .calls import CallKey
 from .checks import check_store_policy
 from .config import GuardConfig, find_config_file, in_file, load_config_file, parse_config
 from .decision import Decision, Denial
 from .identity import CallIdentity
-from .incidents import IncidentLog, incident_record, logger
+from .incidents import IncidentLog, logger
 from .listeners import GuardListener
 from .messages import STORE_DENIED, denial_message
-from .overrides import Overrides
+from .overrides import Overrides, allow_next_logged, paused_logged
 from .state import ToolResult
-from .stats import GuardStats
-from .stores import open_store
-from .stores.base import Outcome, Store, StoreSpec, StoreUnavailableError
+from .stores import open_store, store_spec
+from .stores.base import Outcome, Store, StoreUnavailableError
 from .untrusted import BAD_TOOL, error_text, is_exception, tool_name, tool_result
 from .wrapping import CURRENT_SESSION, guarded
 
 __all__ = ["Guard"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-_AWAITING = 16  # allowed calls whose results are awaited (parallel calls of one turn)
-INVALID_TOOL = "<invalid turn>"  # Decision.tool of note_invalid's decisions
 
 
 class Guard:
@@ -69,18 +67,25 @@ class Guard:
         self._only = frozenset(cb.only)
         self._exempt = frozenset(cb.exempt)
         self._template = cb.deny_message
-        self._incidents = IncidentLog(cb.incident_log) if cb.incident_log else None
-        self.listeners: list[GuardListener] = list(listeners)
-        self._stats = GuardStats()
+        incidents = IncidentLog(cb.incident_log) if cb.incident_log else None
+        self._events = GuardEvents(list(listeners), incidents, self._shadow)
+        self._stats = self._events.stats
         self._allow_cache: dict[str, Decision] = {}
         self._overrides = Overrides()
-        self._awaiting: dict[int, tuple[Any, str, CallKey]] | None = None
-        spec = _store_spec(self.config, breakers, clock, self._result_lost)
+        self._awaited = AwaitedCalls()
+        spec = store_spec(self.config, breakers, clock, self._result_lost)
         self._store: Store = open_store(store or self.config.store.url, spec)
         policy = on_store_error or self.config.store.on_store_error
         self._on_store_error = check_store_policy("store", "on_store_error", policy)
-        self._store_down = False
-        self._warned_error = False
+
+    @property
+    def listeners(self) -> list[GuardListener]:
+        """The listeners called on every decision (a list: append to it)."""
+        return self._events.listeners
+
+    @listeners.setter
+    def listeners(self, listeners: list[GuardListener]) -> None:
+        self._events.listeners = listeners
 
     @classmethod
     def from_config(cls, mapping: Mapping[str, Any], **kwargs: Any) -> Guard:
@@ -113,10 +118,8 @@ class Guard:
                 return self._allowed(tool)
             try:
                 outcome = self._store.decide(agent, call)
-            except StoreUnavailableError as exc:
-                return self._store_failed(call.tool, agent, exc)
-            except AgentIdentityError:
-                outcome = None
+            except (StoreUnavailableError, AgentIdentityError) as exc:
+                return self._store_refused(exc, call, args, agent)
             return self._decision(call, args, agent, self._store_answered(outcome))
         except Exception as exc:  # a caller's object raised where nothing else caught it
             return self._unexpected(exc, tool, agent)
@@ -131,10 +134,8 @@ class Guard:
                 return self._allowed(tool)
             try:
                 outcome = await self._store.adecide(agent, call)
-            except StoreUnavailableError as exc:
-                return self._store_failed(call.tool, agent, exc)
-            except AgentIdentityError:
-                outcome = None
+            except (StoreUnavailableError, AgentIdentityError) as exc:
+                return self._store_refused(exc, call, args, agent)
             return self._decision(call, args, agent, self._store_answered(outcome))
         except Exception as exc:  # a caller's object raised where nothing else caught it
             return self._unexpected(exc, tool, agent)
@@ -161,10 +162,8 @@ class Guard:
             prepared = self._prepared_result(tool, args, result, agent, ok, error)
             if prepared is not None:
                 self._observed(prepared[0].tool, agent, self._store.record_result(agent, *prepared))
-        except StoreUnavailableError as exc:
-            self._result_lost(tool_name(tool) or BAD_TOOL, agent, exc)
-        except Exception as exc:  # a caller's object raised where nothing else caught it
-            self._unexpected(exc, tool, agent, checked=False)
+        except Exception as exc:
+            self._result_failed(exc, tool, agent)
 
     async def arecord_result(
         self,
@@ -182,9 +181,20 @@ class Guard:
             prepared = self._prepared_result(tool, args, result, agent, ok, error)
             if prepared is not None:
                 self._observed(prepared[0].tool, agent, await self._store.arecord_result(agent, *prepared))
-        except StoreUnavailableError as exc:
+        except Exception as exc:
+            self._result_failed(exc, tool, agent)
+
+    def _store_refused(self, exc: Exception, call: CallKey, args: Any, agent: Any) -> Decision:
+        """The store could not answer (an outage) or could not key the agent (fail open)."""
+        if isinstance(exc, StoreUnavailableError):
+            return self._store_failed(call.tool, agent, exc)
+        return self._decision(call, args, agent, self._store_answered(None))
+
+    def _result_failed(self, exc: Exception, tool: Any, agent: Any) -> None:
+        """A result the store could not take (an outage), or a caller's object that raised."""
+        if isinstance(exc, StoreUnavailableError):
             self._result_lost(tool_name(tool) or BAD_TOOL, agent, exc)
-        except Exception as exc:  # a caller's object raised where nothing else caught it
+        else:
             self._unexpected(exc, tool, agent, checked=False)
 
     def _prepared_result(
@@ -196,7 +206,7 @@ class Guard:
             result, ok = error, False
         if is_exception(result):
             result, ok = error_text(result), False if ok is None else ok
-        call = self._checked_key(tool, args) or self._call_key(tool, args, agent, count=False)
+        call = self._awaited.take(tool, args) or self._call_key(tool, args, agent, count=False)
         if call is None:
             return None
         outcome = tool_result(result, ok)
@@ -209,33 +219,15 @@ class Guard:
         if kept is False:  # the agent cannot be keyed
             self._fail_open("result", tool, agent, checked=False)
 
-    @contextlib.contextmanager
-    def paused(self, agent: Any = "default") -> Iterator[None]:
+    def paused(self, agent: Any = "default") -> contextlib.AbstractContextManager[None]:
         """Within the block every call of ``agent`` is allowed and counted by no breaker
         (logged when it starts and ends). In this process only: a Redis store shares no pause."""
-        token = self._overrides.pause(agent)
-        label = _log_name(agent_label(agent))
-        if token is None:
-            logger.warning("loopfuse: agent %s cannot be paused (not hashable); its calls are judged", label)
-            yield
-            return
-        logger.warning("loopfuse: agent %s paused: its calls are allowed unjudged", label)
-        try:
-            yield
-        finally:
-            self._overrides.resume(token)
-            logger.warning("loopfuse: agent %s resumed", label)
+        return paused_logged(self._overrides, agent)
 
     def allow_next(self, agent: Any = "default", tool: str = "", times: int = 1) -> None:
         """Allow the next ``times`` calls of ``tool`` by ``agent`` whatever the breakers say
         (counted by none of them; logged). In this process only."""
-        if self._overrides.allow_next(agent, tool, times):
-            logger.warning(
-                "loopfuse: the next %d %s call(s) of agent %s are allowed",
-                times,
-                tool,
-                _log_name(agent_label(agent)),
-            )
+        allow_next_logged(self._overrides, agent, tool, times)
 
     def note_invalid(self, agent: Any = "default", reason: str | None = None) -> Decision:
         """Report a turn in which the model produced no usable tool call (no call where one
@@ -275,25 +267,12 @@ class Guard:
         if streak is None:
             self._fail_open("agent_identity", INVALID_TOOL, agent, checked=False)
             return self._allowed(INVALID_TOOL)
-        denial = breaker.judge(streak)
-        if denial is None:
+        denied = breaker.denied(streak, self._shadow)
+        if denied is None:
             return self._allowed(INVALID_TOOL)
-        escalate = breaker.escalates(streak) and not self._shadow
-        self._stats.denial("invalid", escalate)
-        message = breaker.message(denial)
-        decision = Decision(
-            self._shadow,
-            INVALID_TOOL,
-            message,
-            "invalid",
-            streak,
-            denial.limit,
-            escalate,
-            self._shadow,
-            denial.rule,
-        )
-        start = escalate and not breaker.escalates(streak - 1)
-        self._after_denial(decision, agent, denial, Outcome(denial, streak == denial.limit, escalate, start))
+        decision, outcome = denied
+        self._stats.denial("invalid", decision.escalate)
+        self._after_denial(decision, agent, outcome.denial, outcome)  # type: ignore[arg-type]
         if self.listeners:
             self._notify("on_check", decision, agent)
         return decision
@@ -377,26 +356,6 @@ class Guard:
             self._fail_open("unserializable", tool, agent, checked=count)
         return call
 
-    def _await_result(self, args: Any, call: CallKey) -> None:
-        """Keep an allowed call's key for its result (once this guard receives results):
-        ``record_result`` with the same arguments object then needs no second serialization
-        and sees the call as it was checked even if the tool changed its arguments."""
-        awaiting = self._awaiting
-        if awaiting is not None and args is not None:
-            awaiting[id(args)] = (args, call.tool, call)
-            if len(awaiting) > _AWAITING:
-                del awaiting[next(iter(awaiting))]
-
-    def _checked_key(self, tool: Any, args: Any) -> CallKey | None:
-        awaiting = self._awaiting
-        if awaiting is None:
-            self._awaiting = {}
-            return None
-        entry = awaiting.pop(id(args), None)
-        if entry is None or entry[0] is not args or type(tool) is not str or entry[1] != tool:
-            return None
-        return entry[2]
-
     def _overridden(self, tool: str) -> Decision:
         self._stats.skipped()
         return self._allowed(tool)
@@ -414,19 +373,14 @@ class Guard:
         return decision
 
     def _store_answered(self, outcome: Outcome | None) -> Outcome | None:
-        if self._store_down:
-            self._store_down = False
-            logger.warning("loopfuse: store %s answers again", self._store.url)
+        self._events.store_answered(self._store.url)
         return outcome
 
     def _store_failed(self, tool: str, agent: Any, exc: StoreUnavailableError) -> Decision:
         """One warning per outage; then allow (counted as fail-open) or deny per policy."""
-        first = not self._store_down
-        if first:
-            self._store_down = True
-            action = "allowing" if self._on_store_error == "allow" else "denying"
-            logger.warning("loopfuse: store failed (%s); %s guarded calls until it answers", exc, action)
-        if self._on_store_error == "allow":
+        allowing = self._on_store_error == "allow"
+        first = self._events.store_failed(exc, allowing)
+        if allowing:
             self._fail_open("store", tool, agent)
             return self._allowed(tool)
         self._stats.denial("store", False)
@@ -436,11 +390,7 @@ class Guard:
         return decision
 
     def _result_lost(self, tool: str, agent: Any, exc: StoreUnavailableError) -> None:
-        """The store could not take a result: one warning per outage, counted as fail-open."""
-        if not self._store_down:
-            self._store_down = True
-            logger.warning("loopfuse: store failed (%s); results are ignored until it answers", exc)
-        self._fail_open("store", tool, agent, checked=False)
+        self._events.result_lost(tool, agent, exc)
 
     def _is_guarded(self, tool: str) -> bool:
         if not self._guard_all or self._identity.exempt(tool):
@@ -458,8 +408,7 @@ class Guard:
         if denial is None:
             self._stats.allowed()
             decision = self._allowed(tool)
-            if self._awaiting is not None:
-                self._await_result(args, call)
+            self._awaited.keep(args, call)
         else:
             self._stats.denial(denial.kind, outcome.escalate)
             decision = Decision(
@@ -483,78 +432,18 @@ class Guard:
         return denial_message(self._template, tool, denial, window=windows[0], near_window=windows[1])
 
     def _after_denial(self, decision: Decision, agent: Any, denial: Denial, outcome: Outcome) -> None:
-        if outcome.first:
-            self._report_first(decision.tool, agent, denial)
-        self._notify("on_deny", decision, agent, outcome.first)
-        if outcome.escalate and outcome.escalation_start is not False:
-            self._notify("on_escalate", decision, agent)
-
-    def _report_first(self, tool: str, agent: Any, denial: Denial) -> None:
-        label = agent_label(agent)
-        logger.warning(
-            "loopfuse %s %s for agent %s: %s (%d/%d)",
-            "would deny (shadow mode)" if self._shadow else "denied",
-            tool,
-            _log_name(label),
-            denial.kind,
-            denial.count,
-            denial.limit,
-        )
-        if self._incidents is None:
-            return
-        record = incident_record(
-            kind=denial.kind, tool=tool, count=denial.count, limit=denial.limit, agent=label
-        )
-        if not self._incidents.append(record):
-            self._fail_open("incident_log", tool, agent, checked=False)
+        self._events.denied(decision, agent, denial, outcome)
 
     def _unexpected(self, exc: Exception, tool: Any, agent: Any, *, checked: bool = True) -> Decision:
-        """Fail open on an exception nothing else caught (logged once, by type only: its
-        text may hold argument values)."""
-        if not self._warned_error:
-            self._warned_error = True
-            logger.warning("loopfuse: a call could not be judged (%s); allowing", type(exc).__name__)
+        """Fail open on an exception nothing else caught."""
+        self._events.unexpected(exc)
         name = tool_name(tool)
         name = BAD_TOOL if name is None else name
         self._fail_open("error", name, agent, checked=checked)
         return self._allowed(name)
 
     def _fail_open(self, reason: str, tool: str, agent: Any, *, checked: bool = True) -> None:
-        self._stats.fail_open(reason, checked)
-        self._notify("on_fail_open", reason, tool, agent)
+        self._events.fail_open(reason, tool, agent, checked=checked)
 
     def _notify(self, hook: str, *args: Any) -> None:
-        for listener in self.listeners:
-            try:
-                getattr(listener, hook)(*args)
-            except Exception:
-                logger.exception("loopfuse: listener %r failed in %s", listener, hook)
-
-
-def _log_name(label: str | dict[str, list[str]]) -> str:
-    """How a log line names an agent: its label when that is a string, else ``<object>``."""
-    return label if isinstance(label, str) else "<object>"
-
-
-def _store_spec(
-    config: GuardConfig,
-    breakers: tuple[Breaker, ...],
-    clock: Callable[[], float],
-    lost: Callable[[str, Any, StoreUnavailableError], None],
-) -> StoreSpec:
-    settings, store = config.guard, config.store
-    return StoreSpec(
-        breakers,
-        window=config.circuit_breaker.window,
-        abort_after=settings.abort_after_denials,
-        max_agents=settings.max_agents,
-        idle_seconds=store.idle_expiry or settings.agent_idle_seconds,
-        prefix=store.prefix,
-        timeout=store.timeout,
-        connect_timeout=store.connect_timeout,
-        max_connections=store.max_connections,
-        pool_timeout=store.pool_timeout,
-        clock=clock,
-        result_flush_delay=store.result_flush_delay,
-        on_result_lost=lost,
-    )
+        self._events.notify(hook, *args)

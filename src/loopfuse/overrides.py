@@ -6,11 +6,17 @@ be hashed cannot be paused or allowed: its calls are judged as usual.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["Overrides"]
+from ._guard_events import log_name
+from .agents import agent_label
+from .incidents import logger
+
+__all__ = ["Overrides", "allow_next_logged", "paused_logged"]
 
 _MAX_ALLOWANCES = 4_096
 
@@ -85,3 +91,27 @@ class Overrides:
             if not self._allowances[key]:
                 del self._allowances[key]
         return "allow_next"
+
+
+@contextlib.contextmanager
+def paused_logged(overrides: Overrides, agent: Any) -> Iterator[None]:
+    """``agent`` paused within the block, logged when it starts and ends."""
+    token = overrides.pause(agent)
+    label = log_name(agent_label(agent))
+    if token is None:
+        logger.warning("loopfuse: agent %s cannot be paused (not hashable); its calls are judged", label)
+        yield
+        return
+    logger.warning("loopfuse: agent %s paused: its calls are allowed unjudged", label)
+    try:
+        yield
+    finally:
+        overrides.resume(token)
+        logger.warning("loopfuse: agent %s resumed", label)
+
+
+def allow_next_logged(overrides: Overrides, agent: Any, tool: str, times: int) -> None:
+    """The next ``times`` calls of ``tool`` by ``agent`` allowed, logged."""
+    if overrides.allow_next(agent, tool, times):
+        label = log_name(agent_label(agent))
+        logger.warning("loopfuse: the next %d %s call(s) of agent %s are allowed", times, tool, label)

@@ -12,9 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..checks import check_bool, check_int
-from ..decision import Denial, Kind
+from ..decision import Decision, Denial, Kind
+from ..stores.base import Outcome
 
-__all__ = ["INVALID_MESSAGE", "InvalidConfig", "InvalidTurnBreaker"]
+__all__ = ["INVALID_MESSAGE", "INVALID_TOOL", "InvalidConfig", "InvalidTurnBreaker"]
+
+INVALID_TOOL = "<invalid turn>"  # Decision.tool of note_invalid's decisions
 
 INVALID_MESSAGE = (
     "loopfuse: your last {count} replies in a row contained no usable tool call ({kind} "
@@ -58,3 +61,17 @@ class InvalidTurnBreaker:
 
     def message(self, denial: Denial) -> str:
         return INVALID_MESSAGE.format(count=denial.count, limit=denial.limit, kind=denial.kind)
+
+    def denied(self, streak: int, shadow: bool) -> tuple[Decision, Outcome] | None:
+        """The decision (and the store-style outcome) for a streak at or past the limit;
+        None below it."""
+        denial = self.judge(streak)
+        if denial is None:
+            return None
+        escalate = self.escalates(streak) and not shadow
+        message = self.message(denial)
+        decision = Decision(
+            shadow, INVALID_TOOL, message, "invalid", streak, denial.limit, escalate, shadow, denial.rule
+        )
+        start = escalate and not self.escalates(streak - 1)
+        return decision, Outcome(denial, streak == denial.limit, escalate, start)

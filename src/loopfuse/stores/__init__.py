@@ -4,7 +4,8 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
 from ..calls import CallKey
 from ..checks import STORE_SCHEMES, redacted
@@ -13,7 +14,20 @@ from ..state import ToolResult
 from .base import ALLOWED, Outcome, Store, StoreSpec, StoreUnavailableError
 from .memory import MemoryStore
 
-__all__ = ["ALLOWED", "MemoryStore", "Outcome", "Store", "StoreSpec", "StoreUnavailableError", "open_store"]
+if TYPE_CHECKING:
+    from ..breakers import Breaker
+    from ..config import GuardConfig
+
+__all__ = [
+    "ALLOWED",
+    "MemoryStore",
+    "Outcome",
+    "Store",
+    "StoreSpec",
+    "StoreUnavailableError",
+    "open_store",
+    "store_spec",
+]
 
 
 def open_store(target: str | Any, spec: StoreSpec) -> Store:
@@ -83,3 +97,28 @@ def _from_url(url: str, spec: StoreSpec) -> Store:
     allowed = ", ".join(STORE_SCHEMES)
     shown = redacted(url)
     raise ConfigError(f"[store] url = {shown!r} is not allowed: expected a URL starting with {allowed}")
+
+
+def store_spec(
+    config: GuardConfig,
+    breakers: tuple[Breaker, ...],
+    clock: Callable[[], float],
+    lost: Callable[[str, Any, StoreUnavailableError], None],
+) -> StoreSpec:
+    """What a store needs from a guard's configuration; ``lost`` hears of results it dropped."""
+    settings, store = config.guard, config.store
+    return StoreSpec(
+        breakers,
+        window=config.circuit_breaker.window,
+        abort_after=settings.abort_after_denials,
+        max_agents=settings.max_agents,
+        idle_seconds=store.idle_expiry or settings.agent_idle_seconds,
+        prefix=store.prefix,
+        timeout=store.timeout,
+        connect_timeout=store.connect_timeout,
+        max_connections=store.max_connections,
+        pool_timeout=store.pool_timeout,
+        clock=clock,
+        result_flush_delay=store.result_flush_delay,
+        on_result_lost=lost,
+    )

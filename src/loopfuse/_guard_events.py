@@ -1,0 +1,101 @@
+"""What a guard tells the world about its decisions: counters, listeners, the log line and
+incident record of an agent's first denial of a kind, and the store's health (one warning
+per outage). Private: ``Guard`` is the public face."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .agents import agent_label
+from .decision import Decision, Denial
+from .incidents import IncidentLog, incident_record, logger
+from .listeners import GuardListener
+from .stats import GuardStats
+from .stores.base import Outcome, StoreUnavailableError
+
+__all__ = ["GuardEvents", "log_name"]
+
+
+class GuardEvents:
+    """Counters, listener calls and log lines for one guard. Listener errors are logged,
+    never raised."""
+
+    def __init__(self, listeners: list[GuardListener], incidents: IncidentLog | None, shadow: bool) -> None:
+        self.listeners = listeners
+        self.stats = GuardStats()
+        self._incidents = incidents
+        self._shadow = shadow
+        self._store_down = False
+        self._warned_error = False
+
+    def notify(self, hook: str, *args: Any) -> None:
+        for listener in self.listeners:
+            try:
+                getattr(listener, hook)(*args)
+            except Exception:
+                logger.exception("loopfuse: listener %r failed in %s", listener, hook)
+
+    def fail_open(self, reason: str, tool: str, agent: Any, *, checked: bool = True) -> None:
+        self.stats.fail_open(reason, checked)
+        self.notify("on_fail_open", reason, tool, agent)
+
+    def denied(self, decision: Decision, agent: Any, denial: Denial, outcome: Outcome) -> None:
+        """A denial: logged (and written to the incident log) the first time for its kind,
+        ``on_deny`` every time, ``on_escalate`` once per episode."""
+        if outcome.first:
+            self._report_first(decision.tool, agent, denial)
+        self.notify("on_deny", decision, agent, outcome.first)
+        if outcome.escalate and outcome.escalation_start is not False:
+            self.notify("on_escalate", decision, agent)
+
+    def unexpected(self, exc: Exception) -> None:
+        """An exception nothing else caught: logged once, by type only (its text may hold
+        argument values)."""
+        if not self._warned_error:
+            self._warned_error = True
+            logger.warning("loopfuse: a call could not be judged (%s); allowing", type(exc).__name__)
+
+    def store_answered(self, url: str) -> None:
+        if self._store_down:
+            self._store_down = False
+            logger.warning("loopfuse: store %s answers again", url)
+
+    def store_failed(self, exc: StoreUnavailableError, allowing: bool) -> bool:
+        """A check the store could not answer; True for the first of an outage (warned)."""
+        first = not self._store_down
+        if first:
+            self._store_down = True
+            action = "allowing" if allowing else "denying"
+            logger.warning("loopfuse: store failed (%s); %s guarded calls until it answers", exc, action)
+        return first
+
+    def result_lost(self, tool: str, agent: Any, exc: StoreUnavailableError) -> None:
+        """The store could not take a result: one warning per outage, counted as fail-open."""
+        if not self._store_down:
+            self._store_down = True
+            logger.warning("loopfuse: store failed (%s); results are ignored until it answers", exc)
+        self.fail_open("store", tool, agent, checked=False)
+
+    def _report_first(self, tool: str, agent: Any, denial: Denial) -> None:
+        label = agent_label(agent)
+        logger.warning(
+            "loopfuse %s %s for agent %s: %s (%d/%d)",
+            "would deny (shadow mode)" if self._shadow else "denied",
+            tool,
+            log_name(label),
+            denial.kind,
+            denial.count,
+            denial.limit,
+        )
+        if self._incidents is None:
+            return
+        record = incident_record(
+            kind=denial.kind, tool=tool, count=denial.count, limit=denial.limit, agent=label
+        )
+        if not self._incidents.append(record):
+            self.fail_open("incident_log", tool, agent, checked=False)
+
+
+def log_name(label: str | dict[str, list[str]]) -> str:
+    """How a log line names an agent: its label when that is a string, else ``<object>``."""
+    return label if isinstance(label, str) else "<object>"
