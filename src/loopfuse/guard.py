@@ -272,7 +272,9 @@ class Guard:
             return self._allowed(INVALID_TOOL)
         decision, outcome = denied
         self._stats.denial("invalid", decision.escalate)
-        self._after_denial(decision, agent, outcome.denial, outcome)  # type: ignore[arg-type]
+        denial = outcome.denial
+        assert denial is not None  # breaker.denied returns a denial's outcome
+        self._after_denial(decision, agent, denial, outcome)
         if self.listeners:
             self._notify("on_check", decision, agent)
         return decision
