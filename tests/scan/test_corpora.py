@@ -163,10 +163,12 @@ def test_leave_one_out_picks_limits_with_a_margin(tmp_path: Path) -> None:
     _labels(tmp_path / "three", {"three-loop": {"label": "loop", "loop_start": 0}})
     folds = {f.held_out: f for f in loco(load_corpora(tmp_path), grid)}
     three = folds["three"]
-    assert three.limits == {"circuit_breaker.same_result_limit": 4}  # 3 spares the healthy; one looser
+    assert three.limits == {"circuit_breaker.same_result_limit": 5}  # 3 spares the healthy; 1.5 x 3 -> 5
     assert (three.train_caught, three.train_loops) == (2, 2)
-    assert (three.held.caught, three.held.healthy_denied, three.held.median_calls_after_start) == (1, 0, 4)
-    assert Grid(load_corpora(tmp_path), grid).select({0, 1}) == {"circuit_breaker.same_result_limit": 4}
+    assert (three.held.caught, three.held.healthy_denied, three.held.median_calls_after_start) == (1, 0, 5)
+    assert Grid(load_corpora(tmp_path), grid).select({0, 1}) == {"circuit_breaker.same_result_limit": 5}
+    short = {"circuit_breaker.same_result_limit": (2, 3, 4)}  # nothing reaches 4.5: the loosest
+    assert Grid(load_corpora(tmp_path), short).select({0, 1}) == {"circuit_breaker.same_result_limit": 4}
 
 
 def test_cli_prints_one_table_per_corpus_and_the_loco_table(cli, corpora: Path) -> None:  # type: ignore[no-untyped-def]

@@ -23,6 +23,7 @@ from ._scoring import Labeled, Score, guard_detector, score, verdict
 
 OFF: dict[str, Any] = {"enabled": False}
 _NEVER = 10**6
+MARGIN = 1.5  # a chosen limit is at least this times the tightest that spares the healthy runs
 GRID: dict[str, tuple[int, ...]] = {
     "circuit_breaker.duplicate_limit": (4, 5, 6, 7, 8, 10),
     "circuit_breaker.same_result_limit": (3, 4, 5, 6, 8),
@@ -110,14 +111,13 @@ class Grid:
         return dict(zip(margin, best, strict=True))
 
     def _margin(self, rule: str, train: set[int]) -> int | None:
-        values = self.grid[rule]
-        spares = [v for v in values if self._spares(self.firsts[rule][v], train)]
+        """Half again the tightest limit that spares every healthy training run (the loosest
+        in the grid when none is that high): a margin in proportion, not one grid step."""
+        spares = [v for v in self.grid[rule] if self._spares(self.firsts[rule][v], train)]
         if not spares:
             return None
-        looser = values.index(spares[0]) + 1
-        if looser < len(values) and values[looser] in spares:
-            return values[looser]
-        return spares[0]
+        wide = [v for v in spares if v >= MARGIN * spares[0]]
+        return wide[0] if wide else spares[-1]
 
     def _spares(self, firsts: Firsts, train: set[int]) -> bool:
         return all(firsts[i] is None or self.runs[i].label == "loop" for i in train)
