@@ -4,8 +4,8 @@ Each rule of the grid runs alone at each of its limits once. Before a guard's fi
 every breaker has seen the same allowed calls, so a combination's first denial in a run is
 the earliest of its rules' first denials alone; a combination denies a healthy run exactly
 when one of its rules does. Selection, per held-out fold, on the training corpora only:
-for each rule, the tightest limit that denies no healthy training run, then one step
-looser where the grid has one (the margin); then each rule on at that limit or off,
+for each rule, the first limit at least ``MARGIN`` times the tightest one that denies no
+healthy training run (the margin; the loosest spared one when none is that high); then each rule on at that limit or off,
 whichever set catches the most training loops (fewer early denials, then more rules on,
 break ties). The chosen limits are then scored as one real guard on the held-out runs.
 """
