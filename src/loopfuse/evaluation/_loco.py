@@ -5,9 +5,9 @@ every breaker has seen the same allowed calls, so a combination's first denial i
 the earliest of its rules' first denials alone; a combination denies a healthy run exactly
 when one of its rules does. Selection, per held-out fold, on the training corpora only:
 for each rule, the first limit at least ``MARGIN`` times the tightest one that denies no
-healthy training run (the margin; the loosest spared one when none is that high); then each rule on at that limit or off,
-whichever set catches the most training loops (fewer early denials, then more rules on,
-break ties). The chosen limits are then scored as one real guard on the held-out runs.
+healthy training run (the margin; the loosest spared one when none is that high); then
+each rule on at that limit or off, whichever set catches the most training loops (fewer
+early denials, then more rules on, break ties). The chosen limits are then scored as one real guard on the held-out runs.
 """
 
 from __future__ import annotations
