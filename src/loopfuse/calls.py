@@ -2,15 +2,15 @@
 
 With the ``fast`` extra (orjson), canonical JSON is written by orjson whenever its text
 is certain to be the standard library's byte for byte (no ``null``, which may stand for
-NaN, no float that Python writes with an exponent, no subclass of a JSON type); anything
-else takes the pure-Python path, so both give every call the same key.
+NaN, no negative exponent or small decimal, which the two write differently, no subclass
+of a JSON type); anything else takes the pure-Python path, so both give every call the
+same key.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -43,14 +43,17 @@ def _fast_encoder() -> Callable[[Any], bytes | None] | None:
         | orjson.OPT_PASSTHROUGH_DATETIME
         | orjson.OPT_PASSTHROUGH_SUBCLASS
     )
-    unsure = re.compile(rb"null|\d[eE]|0\.0000").search
 
     def encode(value: Any) -> bytes | None:
         try:
             out: bytes = dumps(value, option=option)
         except Exception:  # a type, key or integer orjson refuses: the pure path decides
             return None
-        return None if unsure(out) else out
+        # null may be NaN or Infinity; Python writes 1e-07 and 2.5e-05 where orjson writes
+        # 1e-7 and 0.000025 (positive exponents agree). Substring tests: no regex per call.
+        if b"null" in out or b"e-" in out or b"0.0000" in out:
+            return None
+        return out
 
     return encode
 
@@ -78,6 +81,24 @@ def _sha256(tool: str, text: str) -> bytes:
     return hashlib.sha256((tool + "\n" + text).encode("utf-8", "surrogatepass")).digest()
 
 
+_HEADS: dict[str, bytes] = {}
+
+
+def _digest(tool: str, args: Any) -> tuple[bytes, str | bytes]:
+    """``sha256(tool + "\\n" + canonical JSON)`` and that JSON, as orjson's UTF-8 bytes when
+    it wrote it (hashed as they are: no decoding and encoding again), else as text."""
+    raw = _FAST(args) if _FAST is not None else None
+    if raw is None:
+        text = _ENCODE(args)
+        return _sha256(tool, text), text
+    head = _HEADS.get(tool)
+    if head is None:
+        head = (tool + "\n").encode("utf-8", "surrogatepass")
+        if len(_HEADS) < 4096:
+            _HEADS[tool] = head
+    return hashlib.sha256(head + raw).digest(), raw
+
+
 def strip_ignored(args: Any, ignore: frozenset[str]) -> Any:
     """``args`` without the top-level keys named in ``ignore`` (the same object if none is there)."""
     if not ignore or not isinstance(args, Mapping) or ignore.isdisjoint(args):
@@ -95,13 +116,13 @@ class CallKey:
     and 0 when there is none.
     """
 
-    __slots__ = ("_near", "full", "key", "near_of", "text", "tool")
+    __slots__ = ("_near", "_text", "full", "key", "near_of", "tool")
 
-    def __init__(self, tool: str, full: bytes, key: int, text: str = "") -> None:
+    def __init__(self, tool: str, full: bytes, key: int, text: str | bytes = "") -> None:
         self.tool = tool
         self.full = full
         self.key = key
-        self.text = text
+        self._text = text
         self.near_of: Callable[[CallKey], int] | None = None
         self._near = -1
 
@@ -109,16 +130,21 @@ class CallKey:
     def of(cls, tool: str, args: Any, ignore: frozenset[str] = frozenset()) -> CallKey | None:
         """The call's key, or None when its arguments cannot be serialized (fail open)."""
         try:
-            raw = _FAST(args) if _FAST is not None else None
-            text = _ENCODE(args) if raw is None else raw.decode()
-            full = _sha256(tool, text)
+            full, text = _digest(tool, args)
             window = full
             if ignore and isinstance(args, Mapping) and not ignore.isdisjoint(args):
-                text = canonical_json({k: v for k, v in args.items() if k not in ignore})
-                window = _sha256(tool, text)
+                window, text = _digest(tool, {k: v for k, v in args.items() if k not in ignore})
         except Exception:  # unserializable, or the caller's objects raise while read
             return None
         return cls(tool, full, (int.from_bytes(window[:8], "big") & _MASK63) or 1, text)
+
+    @property
+    def text(self) -> str:
+        """The canonical JSON the key was computed from."""
+        text = self._text
+        if isinstance(text, bytes):
+            text = self._text = text.decode()
+        return text
 
     @property
     def near(self) -> int:

@@ -65,7 +65,8 @@ class Guard:
         self._identity = CallIdentity(self.config)
         self._shadow = settings.mode == "shadow"
         self._only = frozenset(cb.only)
-        self._exempt = frozenset(cb.exempt)
+        exempt = {tool for tool, rule in self.config.tools.items() if rule.exempt}  # [tools.x] exempt
+        self._unguarded = frozenset(exempt if cb.only else exempt | set(cb.exempt))  # `only` wins
         self._template = cb.deny_message
         incidents = IncidentLog(cb.incident_log) if cb.incident_log else None
         self._events = GuardEvents(list(listeners), incidents, self._shadow)
@@ -349,7 +350,7 @@ class Guard:
             if tool is None:
                 self._fail_open("tool_name", BAD_TOOL, agent, checked=count)
                 return None
-        if not self._is_guarded(tool):
+        if not self._guard_all or tool in self._unguarded or (self._only and tool not in self._only):
             if count:
                 self._stats.skipped()
             return None
@@ -393,13 +394,6 @@ class Guard:
 
     def _result_lost(self, tool: str, agent: Any, exc: StoreUnavailableError) -> None:
         self._events.result_lost(tool, agent, exc)
-
-    def _is_guarded(self, tool: str) -> bool:
-        if not self._guard_all or self._identity.exempt(tool):
-            return False
-        if self._only:
-            return tool in self._only
-        return tool not in self._exempt
 
     def _decision(self, call: CallKey, args: Any, agent: Any, outcome: Outcome | None) -> Decision:
         tool = call.tool

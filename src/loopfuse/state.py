@@ -72,9 +72,14 @@ class CountingWindow:
         return True
 
     def _increment(self, key: int) -> None:
-        keys = self._keys
-        i = _probe(keys, self._mask, key)
-        if keys[i] == 0:
+        keys, mask = self._keys, self._mask
+        i = key & mask
+        while True:  # _probe, inlined
+            k = keys[i]
+            if k == key or k == 0:
+                break
+            i = (i + 1) & mask
+        if k == 0:
             keys[i] = key
             self._used += 1
             if 2 * self._used > self._mask + 1:
@@ -84,13 +89,15 @@ class CountingWindow:
         self._counts[i] += 1
 
     def _decrement(self, key: int) -> None:
-        counts = self._counts
-        i = _probe(self._keys, self._mask, key)
+        keys, counts, mask = self._keys, self._counts, self._mask
+        i = key & mask
+        while keys[i] != key:  # _probe, inlined: the key is in the table
+            i = (i + 1) & mask
         n = counts[i] - 1
         if n:
             counts[i] = n
             return
-        _remove_slot(self._keys, (counts,), self._mask, i)
+        _remove_slot(keys, (counts,), mask, i)
         self._used -= 1
 
     def _grow(self) -> None:

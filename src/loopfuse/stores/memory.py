@@ -51,6 +51,8 @@ class AgentRegistry:
     def get(self, agent: Any) -> AgentState | None:
         """The agent's state, created on first use; None for an identity it cannot key
         (unhashable and not weakly referenceable, or its ``__hash__``/``__eq__`` raises)."""
+        if type(agent) is str:  # the common case first: no try needed, a str hashes safely
+            return self._get_named(agent)
         try:
             if isinstance(agent, str):
                 return self._get_named(agent)
