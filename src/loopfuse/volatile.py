@@ -30,7 +30,8 @@ _RESULT_EDGE = 4_096
 
 # Order matters: the specific shapes are masked before the plain numbers inside them.
 # Every shape but a plain number starts at a word boundary and holds a digit (checked
-# once per word, so a word without one costs a single scan).
+# once per word by a possessive scan to its first digit, so a word without one costs a
+# single pass and no backtracking).
 _SHAPES: dict[str, str] = {
     "uuids": r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b",
     "timestamps": (
@@ -68,7 +69,7 @@ def _combined(masks: frozenset[str]) -> re.Pattern[str] | None:
     """One pattern for the value classes in ``masks``: a single pass over the text, the
     more specific shapes tried first at each position."""
     shapes = [_SHAPES[name] for name in _SHAPES if name in masks]
-    branches = [r"\b(?=[\w\-:.]*\d)(?:" + "|".join(shapes) + ")"] if shapes else []
+    branches = [r"\b(?=[A-Za-z_\-:.]*+\d)(?:" + "|".join(shapes) + ")"] if shapes else []
     if "numbers" in masks:
         branches.append(_NUMBER)
     return re.compile("|".join(branches)) if branches else None
