@@ -17,10 +17,11 @@ class AwaitedCalls:
     """The keys of the last allowed calls by the identity of their arguments object; kept only
     once a result was reported (a guard that never receives results keeps nothing)."""
 
-    __slots__ = ("_calls",)
+    __slots__ = ("_calls", "active")
 
     def __init__(self) -> None:
         self._calls: dict[int, tuple[Any, str, CallKey]] | None = None
+        self.active = False  # a result was reported: keys are kept from now on
 
     def keep(self, args: Any, call: CallKey) -> None:
         calls = self._calls
@@ -33,7 +34,7 @@ class AwaitedCalls:
         """The key ``tool`` was checked with for this very ``args`` object, else None."""
         calls = self._calls
         if calls is None:
-            self._calls = {}
+            self._calls, self.active = {}, True
             return None
         entry = calls.pop(id(args), None)
         if entry is None or entry[0] is not args or type(tool) is not str or entry[1] != tool:

@@ -25,7 +25,7 @@ class GuardEvents:
         self.stats = GuardStats()
         self._incidents = incidents
         self._shadow = shadow
-        self._store_down = False
+        self.store_down = False  # read on every check: a plain attribute
         self._warned_error = False
 
     def notify(self, hook: str, *args: Any) -> None:
@@ -56,23 +56,23 @@ class GuardEvents:
             logger.warning("loopfuse: a call could not be judged (%s); allowing", type(exc).__name__)
 
     def store_answered(self, url: str) -> None:
-        if self._store_down:
-            self._store_down = False
+        if self.store_down:
+            self.store_down = False
             logger.warning("loopfuse: store %s answers again", url)
 
     def store_failed(self, exc: StoreUnavailableError, allowing: bool) -> bool:
         """A check the store could not answer; True for the first of an outage (warned)."""
-        first = not self._store_down
+        first = not self.store_down
         if first:
-            self._store_down = True
+            self.store_down = True
             action = "allowing" if allowing else "denying"
             logger.warning("loopfuse: store failed (%s); %s guarded calls until it answers", exc, action)
         return first
 
     def result_lost(self, tool: str, agent: Any, exc: StoreUnavailableError) -> None:
         """The store could not take a result: one warning per outage, counted as fail-open."""
-        if not self._store_down:
-            self._store_down = True
+        if not self.store_down:
+            self.store_down = True
             logger.warning("loopfuse: store failed (%s); results are ignored until it answers", exc)
         self.fail_open("store", tool, agent, checked=False)
 

@@ -376,7 +376,8 @@ class Guard:
         return decision
 
     def _store_answered(self, outcome: Outcome | None) -> Outcome | None:
-        self._events.store_answered(self._store.url)
+        if self._events.store_down:
+            self._events.store_answered(self._store.url)
         return outcome
 
     def _store_failed(self, tool: str, agent: Any, exc: StoreUnavailableError) -> Decision:
@@ -404,7 +405,8 @@ class Guard:
         if denial is None:
             self._stats.allowed()
             decision = self._allowed(tool)
-            self._awaited.keep(args, call)
+            if self._awaited.active:
+                self._awaited.keep(args, call)
         else:
             self._stats.denial(denial.kind, outcome.escalate)
             decision = Decision(
