@@ -39,8 +39,8 @@ class Guard:
     Breakers are evaluated in this order: the call cap, the window breaker
     (``duplicate``), the loop brake (``repeat``), ``same_error``, ``near_duplicate``,
     ``cycle``. The first denial wins; a denied call is recorded by no breaker, so it
-    never counts. Thread-safe: one lock per guard makes concurrent checks for one agent
-    exact. In shadow mode (``[guard] mode = "shadow"``) every decision is evaluated and
+    never counts. Thread-safe: the in-process store decides each call under one lock and the
+    Redis store in one atomic script, so concurrent checks for one agent are exact. In shadow mode (``[guard] mode = "shadow"``) every decision is evaluated and
     logged the same way, but the call is allowed (``Decision.shadow`` tells it apart).
     """
 
