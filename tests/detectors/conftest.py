@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from loopfuse import Guard
+from tests.stores.conftest import GuardFactory, make_guard, redis_server  # noqa: F401 - fixtures
+
+Alone = Callable[[str, dict[str, Any]], Guard]
 
 OFF = {"enabled": False}
 ONLY_NEW = {"cycle": OFF, "near_duplicate": OFF, "same_error": OFF}
@@ -18,7 +24,11 @@ def run(guard: Guard, tool: str, args: Any, result: Any = None, *, ok: bool | No
     return decision.allowed
 
 
-def alone(section: str, body: dict[str, Any]) -> Guard:
-    """A guard with only one of the new breakers on (window breaker and cap off)."""
-    config: dict[str, Any] = {"circuit_breaker": OFF, **ONLY_NEW, section: body}
-    return Guard.from_config(config)
+@pytest.fixture
+def alone(make_guard: GuardFactory) -> Alone:  # noqa: F811 - the imported fixture
+    """Guards with only one of the new breakers on (window breaker and cap off), on each store."""
+
+    def build(section: str, body: dict[str, Any]) -> Guard:
+        return make_guard({"circuit_breaker": OFF, **ONLY_NEW, section: body})
+
+    return build

@@ -1,13 +1,13 @@
-"""Each new breaker alone, with explicit timelines of calls and results."""
+"""Each new breaker alone, with explicit timelines of calls and results, on both stores."""
 
 from __future__ import annotations
 
-from loopfuse import Guard
+from tests.stores.conftest import GuardFactory
 
-from .conftest import alone, run
+from .conftest import Alone, run
 
 
-def test_cycle_of_two_denied_after_three_repetitions() -> None:
+def test_cycle_of_two_denied_after_three_repetitions(alone: Alone) -> None:
     guard = alone("cycle", {"only_with_results": False})
     timeline = ["A", "B", "A", "B", "A", "B", "A"]
     allowed = [run(guard, t, {}) for t in timeline]
@@ -17,7 +17,7 @@ def test_cycle_of_two_denied_after_three_repetitions() -> None:
     assert run(guard, "C", {})
 
 
-def test_cycle_of_three_and_a_different_call_breaks_it() -> None:
+def test_cycle_of_three_and_a_different_call_breaks_it(alone: Alone) -> None:
     guard = alone("cycle", {"only_with_results": False})
     for _ in range(3):
         for tool in ("goto", "search", "open"):
@@ -27,14 +27,14 @@ def test_cycle_of_three_and_a_different_call_breaks_it() -> None:
     assert run(guard, "goto", {})
 
 
-def test_cycle_with_new_results_is_progress() -> None:
+def test_cycle_with_new_results_is_progress(alone: Alone) -> None:
     guard = alone("cycle", {})
     for i in range(10):
         assert run(guard, "scroll_down", {}, f"down {i}")
         assert run(guard, "scroll_up", {}, f"up {i}")
 
 
-def test_cycle_with_identical_results_is_denied_only_with_results_by_default() -> None:
+def test_cycle_with_identical_results_is_denied_only_with_results_by_default(alone: Alone) -> None:
     guard = alone("cycle", {})
     assert all(run(guard, t, {}) for t in "ABABABAB")
     guard = alone("cycle", {})
@@ -42,17 +42,17 @@ def test_cycle_with_identical_results_is_denied_only_with_results_by_default() -
     assert allowed == [True] * 6 + [False]
 
 
-def test_repeated_identical_call_is_not_a_cycle() -> None:
+def test_repeated_identical_call_is_not_a_cycle(alone: Alone) -> None:
     guard = alone("cycle", {"only_with_results": False})
     assert all(run(guard, "A", {}) for _ in range(20))
 
 
-def test_cycle_longer_than_max_period_is_not_seen() -> None:
+def test_cycle_longer_than_max_period_is_not_seen(alone: Alone) -> None:
     guard = alone("cycle", {"only_with_results": False, "max_period": 2})
     assert all(run(guard, t, {}) for t in "ABCABCABCABC")
 
 
-def test_near_duplicate_masks_numbers_and_volatile_keys() -> None:
+def test_near_duplicate_masks_numbers_and_volatile_keys(alone: Alone) -> None:
     guard = alone("near_duplicate", {"limit": 3, "only_with_results": False})
     calls = [
         {"query": "status of job 17", "cursor": "a"},
@@ -65,7 +65,7 @@ def test_near_duplicate_masks_numbers_and_volatile_keys() -> None:
     assert run(guard, "api", {"query": "list jobs"})
 
 
-def test_near_duplicate_masks_uuids_timestamps_hex() -> None:
+def test_near_duplicate_masks_uuids_timestamps_hex(alone: Alone) -> None:
     guard = alone("near_duplicate", {"limit": 2, "only_with_results": False, "masks": ["uuids"]})
     assert run(guard, "get", {"id": "123e4567-e89b-12d3-a456-426614174000"})
     assert run(guard, "get", {"id": "00000000-0000-0000-0000-000000000000"})
@@ -73,7 +73,7 @@ def test_near_duplicate_masks_uuids_timestamps_hex() -> None:
     assert run(guard, "get", {"id": 7})
 
 
-def test_near_duplicate_counts_only_same_results() -> None:
+def test_near_duplicate_counts_only_same_results(alone: Alone) -> None:
     guard = alone("near_duplicate", {"limit": 2})
     for line in range(10):
         assert run(guard, "goto", {"line": line}, f"screen at {line}")
@@ -82,7 +82,7 @@ def test_near_duplicate_counts_only_same_results() -> None:
     assert not run(guard, "goto", {"line": 102})
 
 
-def test_same_error_whatever_the_arguments() -> None:
+def test_same_error_whatever_the_arguments(alone: Alone) -> None:
     guard = alone("same_error", {"limit": 3, "identical_limit": 0})
     for i in range(3):
         assert run(guard, "edit", {"text": f"try {i}"}, "SyntaxError at line 4", ok=False)
@@ -92,13 +92,13 @@ def test_same_error_whatever_the_arguments() -> None:
     assert run(guard, "edit", {"text": "try 5"}, "ok")
 
 
-def test_same_error_different_errors_do_not_add_up() -> None:
+def test_same_error_different_errors_do_not_add_up(alone: Alone) -> None:
     guard = alone("same_error", {"limit": 2, "identical_limit": 0})
     for err in ("NameError", "TypeError", "KeyError", "IndexError"):
         assert run(guard, "bash", {"c": err}, f"{err}: boom", ok=False)
 
 
-def test_same_error_identical_call_limit() -> None:
+def test_same_error_identical_call_limit(alone: Alone) -> None:
     guard = alone("same_error", {"limit": 100, "identical_limit": 2})
     assert run(guard, "edit", {"t": "x"}, "E999 bad indent", ok=False)
     assert run(guard, "edit", {"t": "x"}, "E999 bad indent", ok=False)
@@ -106,13 +106,13 @@ def test_same_error_identical_call_limit() -> None:
     assert run(guard, "edit", {"t": "y"}, "E999 bad indent", ok=False)
 
 
-def test_same_error_needs_ok_false() -> None:
+def test_same_error_needs_ok_false(alone: Alone) -> None:
     guard = alone("same_error", {"limit": 1})
     assert all(run(guard, "bash", {"i": i}, "boom") for i in range(5))
 
 
-def test_per_tool_rules_exempt_identity_and_limits() -> None:
-    guard = Guard.from_config(
+def test_per_tool_rules_exempt_identity_and_limits(make_guard: GuardFactory) -> None:
+    guard = make_guard(
         {
             "tools": {
                 "poll": {"exempt": True},
@@ -128,8 +128,8 @@ def test_per_tool_rules_exempt_identity_and_limits() -> None:
     assert [guard.check("bash", {"c": "ls"}, "a").allowed for _ in range(3)] == [True, True, False]
 
 
-def test_shadow_mode_allows_and_marks_would_be_denials() -> None:
-    guard = Guard.from_config({"guard": {"mode": "shadow", "abort_after_denials": 1}})
+def test_shadow_mode_allows_and_marks_would_be_denials(make_guard: GuardFactory) -> None:
+    guard = make_guard({"guard": {"mode": "shadow", "abort_after_denials": 1}})
     decisions = [guard.check("bash", {"c": "ls"}, "a") for _ in range(9)]
     assert all(d.allowed for d in decisions)
     assert [d.shadow for d in decisions] == [False] * 6 + [True] * 3
