@@ -1,50 +1,51 @@
-"""record_result: result-aware counting in the window breaker and the loop brake."""
+"""record_result: result-aware counting in the window breaker and the loop brake, on both stores."""
 
 from __future__ import annotations
 
 from loopfuse import Guard
 from loopfuse.calls import CallKey
+from tests.stores.conftest import GuardFactory
 
 from .conftest import ONLY_NEW, run
 
 
-def test_without_results_the_seventh_identical_call_is_denied() -> None:
-    guard = Guard()
+def test_without_results_the_seventh_identical_call_is_denied(make_guard: GuardFactory) -> None:
+    guard = make_guard()
     assert [guard.check("bash", {"command": "ls"}, "a").allowed for _ in range(8)] == [True] * 6 + [
         False,
         False,
     ]
 
 
-def test_identical_call_with_identical_result_keeps_counting() -> None:
-    guard = Guard.from_config({"circuit_breaker": {"same_result_limit": 0, "result_limit": 0}})
+def test_identical_call_with_identical_result_keeps_counting(make_guard: GuardFactory) -> None:
+    guard = make_guard({"circuit_breaker": {"same_result_limit": 0, "result_limit": 0}})
     allowed = [run(guard, "bash", {"command": "pytest"}, "1 failed") for _ in range(8)]
     assert allowed == [True] * 6 + [False, False]
 
 
-def test_test_rerun_with_edits_and_new_results_is_never_denied() -> None:
-    guard = Guard()
+def test_test_rerun_with_edits_and_new_results_is_never_denied(make_guard: GuardFactory) -> None:
+    guard = make_guard()
     for i in range(17):
         assert run(guard, "edit", {"line": i, "text": f"fix {i}"}, f"edited line {i}")
         assert run(guard, "bash", {"command": "python reproduce.py"}, f"{17 - i} failed")
 
 
-def test_paging_with_new_output_passes_until_progress_limit() -> None:
-    guard = Guard()
+def test_paging_with_new_output_passes_until_progress_limit(make_guard: GuardFactory) -> None:
+    guard = make_guard()
     allowed = [run(guard, "scroll_down", {}, f"lines {100 * i}-{100 * i + 99}") for i in range(10)]
     assert allowed == [True] * 8 + [False, False]
     decision = guard.check("scroll_down", {}, "a")
     assert (decision.kind, decision.count, decision.limit) == ("duplicate", 8, 8)
 
 
-def test_same_result_in_a_row_is_denied_after_same_result_limit() -> None:
-    guard = Guard()
+def test_same_result_in_a_row_is_denied_after_same_result_limit(make_guard: GuardFactory) -> None:
+    guard = make_guard()
     allowed = [run(guard, "goto", {"line": 72}, "same screen") for _ in range(7)]
     assert allowed == [True] * 5 + [False, False]
 
 
-def test_result_limit_applies_to_interleaved_identical_pairs() -> None:
-    guard = Guard()
+def test_result_limit_applies_to_interleaved_identical_pairs(make_guard: GuardFactory) -> None:
+    guard = make_guard()
     outcomes = []
     for i in range(9):
         run(guard, "edit", {"n": i}, "ok")
@@ -78,21 +79,21 @@ def _strings_in(obj: object, depth: int = 0) -> list[str]:
     return [s for item in items for s in _strings_in(item, depth + 1)]
 
 
-def test_unserializable_result_fails_open() -> None:
-    guard = Guard()
+def test_unserializable_result_fails_open(make_guard: GuardFactory) -> None:
+    guard = make_guard()
     run(guard, "bash", {"command": "ls"}, object())
     run(guard, "bash", {"command": "ls"}, {1j: 2})
     assert guard.stats()["fail_open"].get("result", 0) >= 1
 
 
-def test_result_aware_loop_brake_resets_on_new_result() -> None:
-    guard = Guard.from_config({"loop_brake": {"max_repeats": 3, "result_aware": True}})
+def test_result_aware_loop_brake_resets_on_new_result(make_guard: GuardFactory) -> None:
+    guard = make_guard({"loop_brake": {"max_repeats": 3, "result_aware": True}})
     assert all(run(guard, "scroll_down", {}, f"page {i}") for i in range(6))
     assert [run(guard, "goto", {"line": 1}, "same") for _ in range(4)] == [True] * 3 + [False]
 
 
-def test_plain_loop_brake_ignores_results() -> None:
-    guard = Guard.from_config({"loop_brake": {"max_repeats": 3}})
+def test_plain_loop_brake_ignores_results(make_guard: GuardFactory) -> None:
+    guard = make_guard({"loop_brake": {"max_repeats": 3}})
     assert [run(guard, "scroll_down", {}, f"page {i}") for i in range(4)] == [True] * 3 + [False]
 
 
@@ -103,9 +104,9 @@ def _report_whatever_came_back(guard: Guard, tool: str, args: dict[str, str], ou
     return decision.allowed
 
 
-def test_reporting_a_denial_as_a_result_never_re_allows_the_call() -> None:
+def test_reporting_a_denial_as_a_result_never_re_allows_the_call(make_guard: GuardFactory) -> None:
     for config in ({}, {"loop_brake": {"max_repeats": 3, "result_aware": True}}):
-        guard = Guard.from_config(config)
+        guard = make_guard(config)
         allowed = [
             _report_whatever_came_back(guard, "goto", {"line": "72"}, "same screen") for _ in range(12)
         ]
@@ -113,8 +114,8 @@ def test_reporting_a_denial_as_a_result_never_re_allows_the_call() -> None:
         assert allowed[first_denied:] == [False] * (12 - first_denied), config
 
 
-def test_a_result_reported_twice_counts_once() -> None:
-    guard = Guard.from_config({"circuit_breaker": {"same_result_limit": 3}, **ONLY_NEW})
+def test_a_result_reported_twice_counts_once(make_guard: GuardFactory) -> None:
+    guard = make_guard({"circuit_breaker": {"same_result_limit": 3}, **ONLY_NEW})
     args = {"command": "goto 72"}
     for _ in range(3):
         assert guard.check("goto", args, "a").allowed
@@ -123,8 +124,8 @@ def test_a_result_reported_twice_counts_once() -> None:
     assert not guard.check("goto", args, "a").allowed
 
 
-def test_a_tool_that_changes_its_arguments_gets_its_result_counted() -> None:
-    guard = Guard.from_config({"circuit_breaker": {"same_result_limit": 3}, **ONLY_NEW})
+def test_a_tool_that_changes_its_arguments_gets_its_result_counted(make_guard: GuardFactory) -> None:
+    guard = make_guard({"circuit_breaker": {"same_result_limit": 3}, **ONLY_NEW})
     guard.record_result("warmup", {}, "", "a")  # the guard now receives results
     allowed = []
     for _ in range(5):
@@ -135,8 +136,8 @@ def test_a_tool_that_changes_its_arguments_gets_its_result_counted() -> None:
     assert allowed == [True, True, True, False, False]
 
 
-def test_error_keyword_reports_a_failure() -> None:
-    guard = Guard.from_config(
+def test_error_keyword_reports_a_failure(make_guard: GuardFactory) -> None:
+    guard = make_guard(
         {"same_error": {"limit": 3, "identical_limit": 0}, "circuit_breaker": {"enabled": False}}
     )
     for n in range(3):
@@ -146,8 +147,8 @@ def test_error_keyword_reports_a_failure() -> None:
     assert guard.check("read", {"path": "other.txt"}, "a").kind == "same_error"
 
 
-def test_an_exception_as_the_result_is_an_error() -> None:
-    guard = Guard.from_config(
+def test_an_exception_as_the_result_is_an_error(make_guard: GuardFactory) -> None:
+    guard = make_guard(
         {"same_error": {"limit": 3, "identical_limit": 0}, "circuit_breaker": {"enabled": False}}
     )
     for n in range(3):
@@ -158,12 +159,12 @@ def test_an_exception_as_the_result_is_an_error() -> None:
     assert guard.stats()["fail_open"] == {}
 
 
-def test_an_exception_whose_text_cannot_be_read_is_still_an_error() -> None:
+def test_an_exception_whose_text_cannot_be_read_is_still_an_error(make_guard: GuardFactory) -> None:
     class Unprintable(Exception):
         def __str__(self) -> str:
             raise RuntimeError("no text")
 
-    guard = Guard.from_config(
+    guard = make_guard(
         {"same_error": {"limit": 2, "identical_limit": 0}, "circuit_breaker": {"enabled": False}}
     )
     for n in range(2):
