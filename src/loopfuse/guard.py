@@ -65,8 +65,8 @@ class Guard:
         self._identity = CallIdentity(self.config)
         self._shadow = settings.mode == "shadow"
         self._only = frozenset(cb.only)
-        exempt = {tool for tool, rule in self.config.tools.items() if rule.exempt}  # [tools.x] exempt
-        self._unguarded = frozenset(exempt if cb.only else exempt | set(cb.exempt))  # `only` wins
+        exempt = self._identity.exempt_tools  # [tools.x] exempt = true
+        self._unguarded = exempt if cb.only else exempt | frozenset(cb.exempt)  # `only` wins
         self._template = cb.deny_message
         incidents = IncidentLog(cb.incident_log) if cb.incident_log else None
         self._events = GuardEvents(list(listeners), incidents, self._shadow)

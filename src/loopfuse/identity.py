@@ -34,13 +34,10 @@ class CallIdentity:
         self._ignore = frozenset(cb.ignore_args)
         self._near = nd.enabled
         self._batch = frozenset(tool for tool, rule in self._rules.items() if rule.batch)
+        self.exempt_tools = frozenset(tool for tool, rule in self._rules.items() if rule.exempt)
         self._masks = frozenset(nd.masks)
         self._volatile = frozenset(nd.volatile_keys)
         self._near_cache: dict[int, int] = {}
-
-    def exempt(self, tool: str) -> bool:
-        rule = self._rules.get(tool)
-        return rule is not None and rule.exempt
 
     def key(self, tool: str, args: Any) -> CallKey | None:
         """The call's key, or None when its arguments cannot be serialized.
