@@ -17,7 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .breakers.cycle import CycleConfig
 from .breakers.invalid import InvalidConfig
+from .breakers.near_duplicate import DEFAULT_MASKS, DEFAULT_VOLATILE_KEYS, NearDuplicateConfig
+from .breakers.registry import unit_sections
+from .breakers.same_error import SameErrorConfig
+from .breakers.stall import StallConfig
 from .checks import (
     check_bool,
     check_choice,
@@ -37,6 +42,8 @@ from .config_files import load_config_file
 from .errors import ConfigError
 
 __all__ = [
+    "DEFAULT_MASKS",
+    "DEFAULT_VOLATILE_KEYS",
     "CircuitBreakerConfig",
     "CycleConfig",
     "GuardConfig",
@@ -45,6 +52,7 @@ __all__ = [
     "LoopBrakeConfig",
     "NearDuplicateConfig",
     "SameErrorConfig",
+    "StallConfig",
     "StoreConfig",
     "ToolRule",
     "find_config_file",
@@ -56,10 +64,6 @@ __all__ = [
 
 DEFAULT_EXEMPT = ("todo_write", "ask_user_question", "exit_plan_mode")
 DEFAULT_IGNORE_ARGS = ("description", "explanation", "reason", "thought", "purpose")
-DEFAULT_MASKS = ("uuids", "timestamps", "hex_ids", "cursors", "numbers")
-DEFAULT_VOLATILE_KEYS = (
-    "cursor", "page_token", "next_token", "offset", "request_id", "timestamp", "nonce", "seed",
-)  # fmt: skip
 MODES = ("enforce", "shadow")
 CONFIG_ENV = "LOOPFUSE_CONFIG"
 
@@ -182,68 +186,6 @@ class StoreConfig:
 
 
 @dataclass(frozen=True)
-class CycleConfig:
-    """Section ``cycle``: a block of 2..``max_period`` distinct calls run ``min_repeats``
-    times back to back; the next call continuing it is denied."""
-
-    enabled: bool = True
-    max_period: int = 4
-    min_repeats: int = 3
-    result_aware: bool = True
-    only_with_results: bool = True
-
-    def __post_init__(self) -> None:
-        s = "cycle"
-        for key in ("enabled", "result_aware", "only_with_results"):
-            check_bool(s, key, getattr(self, key))
-        if (
-            isinstance(self.max_period, bool)
-            or not isinstance(self.max_period, int)
-            or not (2 <= self.max_period <= 16)
-        ):
-            raise fail(s, "max_period", self.max_period, "an integer from 2 to 16")
-        check_int(s, "min_repeats", self.min_repeats, 2)
-
-
-@dataclass(frozen=True)
-class NearDuplicateConfig:
-    """Section ``near_duplicate``: calls equal once volatile values are masked."""
-
-    enabled: bool = True
-    limit: int = 8
-    window: int = 50
-    masks: tuple[str, ...] = DEFAULT_MASKS
-    volatile_keys: tuple[str, ...] = DEFAULT_VOLATILE_KEYS
-    result_aware: bool = True
-    only_with_results: bool = True
-
-    def __post_init__(self) -> None:
-        s = "near_duplicate"
-        for key in ("enabled", "result_aware", "only_with_results"):
-            check_bool(s, key, getattr(self, key))
-        check_int(s, "limit", self.limit, 1)
-        check_int(s, "window", self.window, 1)
-        if self.window < self.limit:
-            raise fail(s, "window", self.window, f"at least limit ({self.limit})")
-        object.__setattr__(self, "masks", check_masks(s, "masks", self.masks))
-        object.__setattr__(self, "volatile_keys", check_names(s, "volatile_keys", self.volatile_keys))
-
-
-@dataclass(frozen=True)
-class SameErrorConfig:
-    """Section ``same_error``: a tool failing with the same error ``limit`` times in a row."""
-
-    enabled: bool = True
-    limit: int = 10
-    identical_limit: int = 4
-
-    def __post_init__(self) -> None:
-        check_bool("same_error", "enabled", self.enabled)
-        check_int("same_error", "limit", self.limit, 1)
-        check_int("same_error", "identical_limit", self.identical_limit, 0)
-
-
-@dataclass(frozen=True)
 class ToolRule:
     """One table of section ``tools``: rules for a single tool (None: the global value).
 
@@ -288,6 +230,14 @@ class GuardConfig:
     invalid: InvalidConfig = field(default_factory=InvalidConfig)
     tools: Mapping[str, ToolRule] = field(default_factory=dict)
     store: StoreConfig = field(default_factory=StoreConfig)
+    sections: Mapping[str, Any] = field(default_factory=dict)  # other breakers' sections, by name
+
+    def section(self, name: str) -> Any:
+        """The parsed section ``name`` (a breaker's: its defaults when the file has none)."""
+        if name in _FIELDS:
+            return getattr(self, name)
+        given = self.sections.get(name)
+        return given if given is not None else SECTIONS[name]()
 
 
 SECTIONS: dict[str, type[Any]] = {
@@ -301,6 +251,8 @@ SECTIONS: dict[str, type[Any]] = {
     "tools": ToolRule,
     "store": StoreConfig,
 }
+SECTIONS.update({name: cls for name, cls in unit_sections().items() if name not in SECTIONS})
+_FIELDS = frozenset(f.name for f in dataclasses.fields(GuardConfig)) - {"sections"}
 
 
 def normalize_name(name: str) -> str:
@@ -316,7 +268,8 @@ def parse_config(mapping: Mapping[str, Any]) -> GuardConfig:
     if "mode" in sections:
         sections["guard"] = _top_level_mode(sections.pop("mode"), sections.get("guard", {}))
     built = {name: _build_section(name, body) for name, body in sections.items()}
-    return GuardConfig(**built)
+    named = {name: value for name, value in built.items() if name in _FIELDS}
+    return GuardConfig(**named, sections={n: v for n, v in built.items() if n not in _FIELDS})
 
 
 def _top_level_mode(mode: Any, guard: Any) -> Any:

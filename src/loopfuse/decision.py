@@ -7,7 +7,9 @@ from typing import Literal
 
 __all__ = ["Decision", "Denial", "Kind"]
 
-Kind = Literal["duplicate", "cap", "repeat", "cycle", "near_duplicate", "same_error", "invalid", "store"]
+Kind = Literal[
+    "duplicate", "cap", "repeat", "cycle", "near_duplicate", "same_error", "stall", "invalid", "store"
+]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

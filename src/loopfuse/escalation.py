@@ -8,6 +8,7 @@ clean stop; the adapters warn when they can see such a limit.
 
 from __future__ import annotations
 
+from .breakers.build import build_breakers
 from .config import GuardConfig
 
 __all__ = ["escalation_point", "first_denied_repeat"]
@@ -39,22 +40,5 @@ def first_denied_repeat(config: GuardConfig) -> int | None:
 
 def _allowed_repeats(config: GuardConfig) -> list[int]:
     """How many identical calls each enabled breaker allows before it denies the next."""
-    cb, brake, near = config.circuit_breaker, config.loop_brake, config.near_duplicate
-    allowed: list[int] = []
-    if cb.enabled:
-        allowed += [cb.max_calls_per_agent] if cb.max_calls_per_agent else []
-        allowed += _window_repeats(config)
-    if brake is not None and brake.enabled and brake.max_repeats is not None:
-        allowed.append(brake.max_repeats)
-    if near.enabled and (near.result_aware or not near.only_with_results):
-        allowed.append(near.limit + near.only_with_results)  # counting from the first result on
-    return allowed
-
-
-def _window_repeats(config: GuardConfig) -> list[int]:
-    """The window breaker's limits for a call whose result is known (0 disables one)."""
-    cb = config.circuit_breaker
-    if not cb.result_aware:
-        return [cb.duplicate_limit]
-    limits = (cb.result_limit or cb.duplicate_limit, cb.same_result_limit, cb.progress_limit or 0)
-    return [n for n in limits if n]
+    allowed = (getattr(b, "allowed_repeats", lambda: None)() for b in build_breakers(config))
+    return [n for n in allowed if n]

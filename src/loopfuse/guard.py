@@ -11,6 +11,7 @@ from typing import Any, TypeVar, overload
 from ._awaited import AwaitedCalls
 from ._guard_events import GuardEvents
 from .agents import AgentIdentityError
+from .breakers import Breaker
 from .breakers.build import build_breakers
 from .breakers.invalid import INVALID_TOOL, InvalidTurnBreaker
 from .calls import CallKey
@@ -36,12 +37,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 class Guard:
     """Decides, in code, whether an agent's next tool call may run.
 
-    Breakers are evaluated in this order: the call cap, the window breaker
-    (``duplicate``), the loop brake (``repeat``), ``same_error``, ``near_duplicate``,
-    ``cycle``. The first denial wins; a denied call is recorded by no breaker, so it
-    never counts. Thread-safe: the in-process store decides each call under one lock and the
-    Redis store in one atomic script, so concurrent checks for one agent are exact. In shadow mode (``[guard] mode = "shadow"``) every decision is evaluated and
-    logged the same way, but the call is allowed (``Decision.shadow`` tells it apart).
+    Breakers are evaluated in the order of ``loopfuse.breakers.registry.REGISTRY``: the call
+    cap, the window breaker (``duplicate``), the loop brake (``repeat``), ``same_error``,
+    ``stall``, ``near_duplicate``, ``cycle``, then your own (``breakers=``). The first denial
+    wins; a denied call is recorded by no breaker, so it never counts. Thread-safe: the
+    in-process store decides each call under one lock and the Redis store in one atomic
+    script, so concurrent checks for one agent are exact. In shadow mode (``[guard] mode =
+    "shadow"``) every decision is evaluated and logged the same way, but the call is allowed (``Decision.shadow`` tells it apart).
     """
 
     def __init__(
@@ -52,12 +54,15 @@ class Guard:
         clock: Callable[[], float] = time.monotonic,
         store: str | Any = None,
         on_store_error: str | None = None,
+        breakers: Iterable[Breaker] = (),
     ) -> None:
         """``store`` (a URL or a store object) and ``on_store_error`` ("allow" or "deny")
-        override the ``[store]`` section; by default state lives in process (``memory://``)."""
+        override the ``[store]`` section; by default state lives in process (``memory://``).
+        ``breakers`` are your own, evaluated after the configured ones (in process only: the
+        Redis store raises ``ConfigError`` for a breaker it does not implement)."""
         self.config = config if config is not None else GuardConfig()
         cb, settings = self.config.circuit_breaker, self.config.guard
-        breakers = build_breakers(self.config)
+        breakers = (*build_breakers(self.config), *breakers)
         self._guard_all = bool(breakers)
         invalid = self.config.invalid
         abort_after = settings.abort_after_denials

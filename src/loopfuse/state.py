@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from array import array
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+T = TypeVar("T")
 
 __all__ = ["AgentState", "CountingWindow", "CycleTrack", "RecentDigests", "ResultBook", "ToolResult"]
 
@@ -293,6 +297,7 @@ class AgentState:
         "streak",
         "streak_digest",
         "streak_result",
+        "units",
         "window",
     )
 
@@ -324,6 +329,17 @@ class AgentState:
         self.invalid_at = 0
         self.reported: frozenset[str] = frozenset()
         self.seen = 0.0
+        self.units: dict[str, Any] | None = None  # each registered breaker's own slice, by kind
+
+    def unit(self, kind: str, make: Callable[[], T]) -> T:
+        """The slice of state the breaker ``kind`` keeps for this agent, made on first use."""
+        units = self.units
+        if units is None:
+            units = self.units = {}
+        mine = units.get(kind)
+        if mine is None:
+            mine = units[kind] = make()
+        return cast(T, mine)
 
     def note_invalid(self) -> int:
         """One more invalid turn: the streak since the last allowed call, this one included."""

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
 import pytest
 
 from loopfuse import Guard
-from loopfuse.replay import replay_calls
-from loopfuse.transcripts.normalized import read_normalized
+from loopfuse.evaluation import Labeled, guard_detector, load_corpus
 
 CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "dev"
 pytestmark = pytest.mark.skipif(not (CORPUS / "labels.json").is_file(), reason="dev corpus absent")
@@ -21,9 +21,14 @@ def _labels() -> dict[str, dict[str, object]]:
 
 
 def _first_denial(name: str) -> int | None:
-    reports = replay_calls(read_normalized(CORPUS / f"{name}.jsonl"), Guard())
-    steps = [r.first_denial_step for r in reports if r.first_denial_step is not None]
-    return min(steps) if steps else None
+    """The step of the default guard's first denial, each call's whole output reported as
+    its result (as ``loopfuse eval`` scores it)."""
+    return guard_detector(Guard)(_runs()[name].calls)
+
+
+@functools.cache
+def _runs() -> dict[str, Labeled]:
+    return {run.name: run for run in load_corpus(CORPUS, CORPUS / "labels.json")}
 
 
 def test_default_denies_nothing_in_healthy_runs() -> None:

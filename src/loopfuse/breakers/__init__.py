@@ -22,6 +22,7 @@ from .duplicate import WindowBreaker
 from .near_duplicate import NearDuplicateBreaker
 from .repeat import RepeatBreaker
 from .same_error import SameErrorBreaker
+from .stall import StallBreaker
 
 __all__ = [
     "Breaker",
@@ -30,11 +31,15 @@ __all__ = [
     "NearDuplicateBreaker",
     "RepeatBreaker",
     "SameErrorBreaker",
+    "StallBreaker",
     "WindowBreaker",
 ]
 
 
 class Breaker(Protocol):
+    """What the guard needs of a breaker; ``kind`` names it in decisions and incidents
+    (a custom breaker may use its own name)."""
+
     kind: Kind
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None: ...

@@ -2,9 +2,40 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
 from ..calls import CallKey
+from ..checks import check_bool, check_int, fail
 from ..decision import Denial, Kind
 from ..state import AgentState, CycleTrack, ToolResult
+from ._text import CHANGE
+
+if TYPE_CHECKING:
+    from ..config import GuardConfig
+
+__all__ = ["CycleBreaker", "CycleConfig"]
+
+
+@dataclass(frozen=True)
+class CycleConfig:
+    """Section ``cycle``: a block of 2..``max_period`` distinct calls run ``min_repeats``
+    times back to back; the next call continuing it is denied."""
+
+    enabled: bool = True
+    max_period: int = 4
+    min_repeats: int = 3
+    result_aware: bool = True
+    only_with_results: bool = True
+
+    def __post_init__(self) -> None:
+        s = "cycle"
+        for key in ("enabled", "result_aware", "only_with_results"):
+            check_bool(s, key, getattr(self, key))
+        period = self.max_period
+        if isinstance(period, bool) or not isinstance(period, int) or not 2 <= period <= 16:
+            raise fail(s, "max_period", period, "an integer from 2 to 16")
+        check_int(s, "min_repeats", self.min_repeats, 2)
 
 
 class CycleBreaker:
@@ -21,6 +52,14 @@ class CycleBreaker:
     """
 
     kind: Kind = "cycle"
+    section: ClassVar[str] = "cycle"
+    config_type: ClassVar[type | None] = CycleConfig
+    lua: ClassVar[str] = "core"
+    MESSAGES: ClassVar[dict[str, str]] = {
+        "cycle.min_repeats": (
+            "the same sequence of calls ran {count} times back to back (cycle min_repeats {limit}). " + CHANGE
+        ),
+    }
 
     def __init__(
         self,
@@ -34,6 +73,14 @@ class CycleBreaker:
         self.min_repeats = min_repeats
         self.result_aware = result_aware
         self.only_with_results = only_with_results
+
+    @classmethod
+    def from_config(cls, config: GuardConfig) -> CycleBreaker | None:
+        cy = config.cycle
+        if not cy.enabled:
+            return None
+        flags = {"result_aware": cy.result_aware, "only_with_results": cy.only_with_results}
+        return cls(cy.max_period, cy.min_repeats, **flags)
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
         track = state.cycle
@@ -81,3 +128,13 @@ class CycleBreaker:
         if len({track.history[-i] for i in range(1, p + 1)}) != p:
             return False
         return not self.only_with_results or all(track.results[-i] for i in range(1, p + 1))
+
+    def allowed_repeats(self) -> int | None:
+        """One call again and again is no block of distinct calls."""
+        return None
+
+    def lua_settings(self) -> tuple[int, ...]:
+        return (self.max_period, self.min_repeats, int(self.result_aware), int(self.only_with_results))
+
+    def script_rule(self, code: str, tool: str) -> str:
+        return "cycle.min_repeats"

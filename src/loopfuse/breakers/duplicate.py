@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, ClassVar
 
 from ..calls import CallKey
 from ..decision import Denial, Kind
 from ..state import AgentState, ToolResult
 from ..volatile import pair_key
+from ._text import CHANGE, NEW
+
+if TYPE_CHECKING:
+    from ..config import GuardConfig
+
+__all__ = ["WindowBreaker"]
 
 
 class WindowBreaker:
@@ -28,6 +35,33 @@ class WindowBreaker:
     """
 
     kind: Kind = "duplicate"
+    section: ClassVar[str] = "circuit_breaker"
+    config_type: ClassVar[type | None] = (
+        None  # CircuitBreakerConfig (config.py: it holds guard-wide keys too)
+    )
+    lua: ClassVar[str] = "core"
+    MESSAGES: ClassVar[dict[str, str]] = {
+        "circuit_breaker.duplicate_limit": (
+            "the identical call already ran {count} times among the last {window} calls "
+            "(duplicate_limit {limit}), so " + NEW + CHANGE
+        ),
+        "circuit_breaker.result_limit": (
+            "the identical call already ran {count} times among the last {window} calls without a new "
+            "result (result_limit {limit}), so " + NEW + CHANGE
+        ),
+        "tools.duplicate_limit": (
+            "the identical call already ran {count} times among the last {window} calls "
+            "(duplicate_limit {limit} for {tool}), so " + NEW + CHANGE
+        ),
+        "circuit_breaker.same_result_limit": (
+            "the identical call returned the same result {count} times in a row "
+            "(same_result_limit {limit}), so " + NEW + CHANGE
+        ),
+        "circuit_breaker.progress_limit": (
+            "the identical call ran {count} times in a row (progress_limit {limit}), new results or not. "
+            + CHANGE
+        ),
+    }
 
     def __init__(
         self,
@@ -45,6 +79,21 @@ class WindowBreaker:
         self.same_result_limit = same_result_limit
         self.progress_limit = progress_limit
         self.tool_limits = dict(tool_limits or {})
+
+    @classmethod
+    def from_config(cls, config: GuardConfig) -> WindowBreaker | None:
+        cb = config.circuit_breaker
+        if not cb.enabled:
+            return None
+        limits = {t: r.duplicate_limit for t, r in config.tools.items() if r.duplicate_limit is not None}
+        return cls(
+            cb.duplicate_limit,
+            result_aware=cb.result_aware,
+            result_limit=cb.result_limit or 0,
+            same_result_limit=cb.same_result_limit,
+            progress_limit=cb.progress_limit or 0,
+            tool_limits=limits,
+        )
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
         limit = self.tool_limits.get(call.tool, self.limit)
@@ -95,3 +144,22 @@ class WindowBreaker:
             same = result.digest == state.run_result
             state.run_stale = state.run_stale + 1 if same else 1
             state.run_result = result.digest
+
+    def allowed_repeats(self) -> int | None:
+        """How many identical calls, each with the same successful result, it allows."""
+        if not self.result_aware:
+            return self.limit
+        return min(
+            n for n in (self.result_limit or self.limit, self.same_result_limit, self.progress_limit) if n
+        )
+
+    def lua_settings(self) -> tuple[int, ...]:
+        return (int(self.result_aware), self.same_result_limit, self.progress_limit)
+
+    def script_rule(self, code: str, tool: str) -> str:
+        """The key of a denial the Redis script tells by ``code``."""
+        named = {
+            "same_result": "circuit_breaker.same_result_limit",
+            "progress": "circuit_breaker.progress_limit",
+        }
+        return named.get(code) or self.count_rule(tool, code == "result")

@@ -3,11 +3,50 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
 from ..calls import CallKey
+from ..checks import check_bool, check_int, check_masks, check_names, fail
 from ..decision import Denial, Kind
 from ..state import AgentState, CountingWindow, ResultBook, ToolResult
 from ..volatile import pair_key
+from ._text import CHANGE
+
+if TYPE_CHECKING:
+    from ..config import GuardConfig
+
+__all__ = ["DEFAULT_MASKS", "DEFAULT_VOLATILE_KEYS", "NearDuplicateBreaker", "NearDuplicateConfig"]
+
+DEFAULT_MASKS = ("uuids", "timestamps", "hex_ids", "cursors", "numbers")
+DEFAULT_VOLATILE_KEYS = (
+    "cursor", "page_token", "next_token", "offset", "request_id", "timestamp", "nonce", "seed",
+)  # fmt: skip
+_SIMILAR = "a call equal to this one except for ids, timestamps and similar changing values ran "
+
+
+@dataclass(frozen=True)
+class NearDuplicateConfig:
+    """Section ``near_duplicate``: calls equal once volatile values are masked."""
+
+    enabled: bool = True
+    limit: int = 8
+    window: int = 50
+    masks: tuple[str, ...] = DEFAULT_MASKS
+    volatile_keys: tuple[str, ...] = DEFAULT_VOLATILE_KEYS
+    result_aware: bool = True
+    only_with_results: bool = True
+
+    def __post_init__(self) -> None:
+        s = "near_duplicate"
+        for key in ("enabled", "result_aware", "only_with_results"):
+            check_bool(s, key, getattr(self, key))
+        check_int(s, "limit", self.limit, 1)
+        check_int(s, "window", self.window, 1)
+        if self.window < self.limit:
+            raise fail(s, "window", self.window, f"at least limit ({self.limit})")
+        object.__setattr__(self, "masks", check_masks(s, "masks", self.masks))
+        object.__setattr__(self, "volatile_keys", check_names(s, "volatile_keys", self.volatile_keys))
 
 
 class NearDuplicateBreaker:
@@ -21,6 +60,20 @@ class NearDuplicateBreaker:
     """
 
     kind: Kind = "near_duplicate"
+    section: ClassVar[str] = "near_duplicate"
+    config_type: ClassVar[type | None] = NearDuplicateConfig
+    lua: ClassVar[str] = "core"
+    MESSAGES: ClassVar[dict[str, str]] = {
+        "near_duplicate.limit": (
+            _SIMILAR
+            + "{count} times among the last {near_window} calls (near_duplicate limit {limit}). "
+            + CHANGE
+        ),
+        "tools.near_duplicate_limit": (
+            _SIMILAR + "{count} times among the last {near_window} calls (near_duplicate_limit {limit} for "
+            "{tool}). " + CHANGE
+        ),
+    }
 
     def __init__(
         self,
@@ -36,6 +89,15 @@ class NearDuplicateBreaker:
         self.result_aware = result_aware
         self.only_with_results = only_with_results
         self.tool_limits = dict(tool_limits or {})
+
+    @classmethod
+    def from_config(cls, config: GuardConfig) -> NearDuplicateBreaker | None:
+        nd = config.near_duplicate
+        if not nd.enabled:
+            return None
+        limits = {t: r.near_duplicate_limit for t, r in config.tools.items() if r.near_duplicate_limit}
+        flags = {"result_aware": nd.result_aware, "only_with_results": nd.only_with_results}
+        return cls(nd.limit, nd.window, tool_limits=limits, **flags)
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
         if state.near is None or state.near_results is None or not call.near:
@@ -73,3 +135,16 @@ class NearDuplicateBreaker:
         if index is not None:
             state.near.replace(index, pair_key(call.near, result.digest))
         book.remember(call.near, result.digest)
+
+    def allowed_repeats(self) -> int | None:
+        """How many identical calls, each with the same successful result, it allows (counted
+        from the first result on when it only counts calls with results)."""
+        if not self.result_aware and self.only_with_results:
+            return None
+        return self.limit + self.only_with_results
+
+    def lua_settings(self) -> tuple[int, ...]:
+        return (self.window, int(self.result_aware), int(self.only_with_results))
+
+    def script_rule(self, code: str, tool: str) -> str:
+        return self.rule(tool)

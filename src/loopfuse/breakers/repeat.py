@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, ClassVar
+
 from ..calls import CallKey
 from ..decision import Denial, Kind
 from ..state import AgentState, ToolResult
+from ._text import CHANGE
+
+if TYPE_CHECKING:
+    from ..config import GuardConfig
+
+__all__ = ["RepeatBreaker"]
 
 
 class RepeatBreaker:
@@ -17,10 +25,24 @@ class RepeatBreaker:
     """
 
     kind: Kind = "repeat"
+    section: ClassVar[str] = "loop_brake"
+    config_type: ClassVar[type | None] = None  # LoopBrakeConfig (config.py: it has no default section)
+    lua: ClassVar[str] = "core"
+    MESSAGES: ClassVar[dict[str, str]] = {
+        "loop_brake.max_repeats": "you asked for the identical call {count} times in a row (max_repeats {limit}). "
+        + CHANGE,
+    }
 
     def __init__(self, max_repeats: int, *, result_aware: bool = False) -> None:
         self.max_repeats = max_repeats
         self.result_aware = result_aware
+
+    @classmethod
+    def from_config(cls, config: GuardConfig) -> RepeatBreaker | None:
+        brake = config.loop_brake
+        if brake is None or not brake.enabled or brake.max_repeats is None:
+            return None
+        return cls(brake.max_repeats, result_aware=brake.result_aware)
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
         streak = state.stale if self.result_aware else state.streak
@@ -47,3 +69,13 @@ class RepeatBreaker:
         if state.streak_result and result.digest != state.streak_result:
             state.stale = 1
         state.streak_result = result.digest
+
+    def allowed_repeats(self) -> int | None:
+        """How many identical calls, each with the same successful result, it allows."""
+        return self.max_repeats
+
+    def lua_settings(self) -> tuple[int, ...]:
+        return (self.max_repeats, int(self.result_aware))
+
+    def script_rule(self, code: str, tool: str) -> str:
+        return "loop_brake.max_repeats"

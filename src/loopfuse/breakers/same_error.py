@@ -3,10 +3,33 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
 from ..calls import CallKey
+from ..checks import check_bool, check_int
 from ..decision import Denial, Kind
 from ..state import AgentState, ToolResult
+from ._text import CHANGE
+
+if TYPE_CHECKING:
+    from ..config import GuardConfig
+
+__all__ = ["SameErrorBreaker", "SameErrorConfig"]
+
+
+@dataclass(frozen=True)
+class SameErrorConfig:
+    """Section ``same_error``: a tool failing with the same error ``limit`` times in a row."""
+
+    enabled: bool = True
+    limit: int = 10
+    identical_limit: int = 4
+
+    def __post_init__(self) -> None:
+        check_bool("same_error", "enabled", self.enabled)
+        check_int("same_error", "limit", self.limit, 1)
+        check_int("same_error", "identical_limit", self.identical_limit, 0)
 
 
 class SameErrorBreaker:
@@ -21,13 +44,33 @@ class SameErrorBreaker:
     nothing.
     """
 
-    records = False  # record() does nothing: the store skips it
     kind: Kind = "same_error"
+    section: ClassVar[str] = "same_error"
+    config_type: ClassVar[type | None] = SameErrorConfig
+    lua: ClassVar[str] = "core"
+    records = False  # record() does nothing: the store skips it
+    MESSAGES: ClassVar[dict[str, str]] = {
+        "same_error.limit": (
+            "{tool} failed with the same error {count} times in a row (same_error limit {limit}). "
+            "Retrying will fail again: fix the cause or " + CHANGE[0].lower() + CHANGE[1:]
+        ),
+        "same_error.identical_limit": (
+            "the identical call failed with the same error {count} times in a row "
+            "(same_error identical_limit {limit}). " + CHANGE
+        ),
+    }
 
     def __init__(self, limit: int, identical_limit: int = 0, batch_tools: Iterable[str] = ()) -> None:
         self.limit = limit
         self.identical_limit = identical_limit
         self.batch_tools = frozenset(batch_tools)
+
+    @classmethod
+    def from_config(cls, config: GuardConfig) -> SameErrorBreaker | None:
+        se = config.same_error
+        if not se.enabled:
+            return None
+        return cls(se.limit, se.identical_limit, [t for t, rule in config.tools.items() if rule.batch])
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
         if call.tool != state.error_tool or not self._same_run(state, call):
@@ -65,3 +108,13 @@ class SameErrorBreaker:
             state.error_tool, state.error_key, state.error_streak = call.tool, result.error, 1
             state.error_call_streak = 1
         state.error_call = call.key
+
+    def allowed_repeats(self) -> int | None:
+        """Successful results never move it."""
+        return None
+
+    def lua_settings(self) -> tuple[int, ...]:
+        return (self.limit, self.identical_limit)
+
+    def script_rule(self, code: str, tool: str) -> str:
+        return "same_error.identical_limit" if code == "identical" else "same_error.limit"

@@ -14,6 +14,7 @@ from importlib import resources
 from typing import Any
 
 from ..breakers import Breaker, NearDuplicateBreaker, SameErrorBreaker, WindowBreaker
+from ..breakers.registry import REGISTRY
 from ..calls import CallKey
 from ..errors import ConfigError
 from ..state import ToolResult
@@ -22,7 +23,7 @@ from .base import StoreSpec
 
 __all__ = ["INVALID_SCRIPT", "SUPPORTED_KINDS", "ScriptSet", "supported_breakers"]
 
-SUPPORTED_KINDS = ("cap", "duplicate", "repeat", "same_error", "near_duplicate", "cycle")
+SUPPORTED_KINDS = tuple(kind for kind, cls in REGISTRY.items() if cls.lua in ("core", "fragment"))
 _UNSENT = b""  # a near-duplicate key not computed (the guard has seen no result yet)
 
 
@@ -38,7 +39,7 @@ INVALID_SCRIPT = _source("invalid")
 def supported_breakers(spec: StoreSpec) -> tuple[Breaker, ...]:
     """``spec.breakers``, all of which the Redis store evaluates; ``ConfigError`` names any
     breaker of another kind (a custom one)."""
-    unsupported = sorted({b.kind for b in spec.breakers} - set(SUPPORTED_KINDS))
+    unsupported = sorted({b.kind for b in spec.breakers if not _registered(b)})
     if unsupported:
         raise ConfigError(
             f"the Redis store cannot evaluate the breaker(s) {', '.join(unsupported)}: "
@@ -47,12 +48,21 @@ def supported_breakers(spec: StoreSpec) -> tuple[Breaker, ...]:
     return spec.breakers
 
 
+def _registered(breaker: Breaker) -> bool:
+    """Whether ``breaker`` is the registry's own breaker of its kind, which the scripts implement."""
+    cls = REGISTRY.get(breaker.kind)
+    return cls is not None and cls.lua in ("core", "fragment") and type(breaker) is cls
+
+
 class ScriptSet:
     """The sources of both scripts for one guard, and the arguments of each round trip."""
 
     def __init__(self, breakers: tuple[Breaker, ...], window: int, ttl_ms: int) -> None:
         header = f"local size, ttl, breakers = {window}, {ttl_ms}, {{{_settings(breakers)}}}\n"
-        applied = header + _COMMON + _OBSERVE + _PENDING
+        fragments = "".join(
+            _source(f"breakers/{b.kind}") for b in breakers if REGISTRY[b.kind].lua == "fragment"
+        )
+        applied = header + _COMMON + fragments + _OBSERVE + _PENDING
         self.decide, self.flush = applied + _DECIDE, applied + _FLUSH
         windows = [b for b in breakers if isinstance(b, WindowBreaker)]
         self._window = windows[0] if windows else None
@@ -62,6 +72,7 @@ class ScriptSet:
         self.near_from_start = self._near is not None and not self._near.only_with_results
         errors = [b for b in breakers if isinstance(b, SameErrorBreaker)]
         self._batch = errors[0].batch_tools if errors else frozenset()
+        self._by_kind: dict[str, Any] = {b.kind: b for b in breakers}
 
     def check_args(self, call: CallKey, near: bool) -> list[Any]:
         """The check's arguments; with ``near`` false the near-duplicate key is not computed
@@ -106,17 +117,8 @@ class ScriptSet:
 
     def rule(self, kind: str, code: str, tool: str) -> str:
         """The configuration key of a denial from the script (as the breaker in process names it)."""
-        if kind == "duplicate" and self._window is not None:
-            named = {
-                "same_result": "circuit_breaker.same_result_limit",
-                "progress": "circuit_breaker.progress_limit",
-            }
-            return named.get(code) or self._window.count_rule(tool, code == "result")
-        if kind == "near_duplicate" and self._near is not None:
-            return self._near.rule(tool)
-        if kind == "same_error":
-            return "same_error.identical_limit" if code == "identical" else "same_error.limit"
-        return _RULES.get(kind, "")
+        breaker = self._by_kind.get(kind)
+        return breaker.script_rule(code, tool) if breaker is not None else ""
 
     def _window_limits(self, tool: str) -> tuple[int, int]:
         """The window limit for a call of ``tool`` without and with a known result."""
@@ -129,34 +131,11 @@ class ScriptSet:
         return window.limit, window.result_limit or window.limit
 
 
-_RULES = {
-    "cap": "circuit_breaker.max_calls_per_agent",
-    "repeat": "loop_brake.max_repeats",
-    "cycle": "cycle.min_repeats",
-}
-
-
 def _tool_id(tool: str) -> bytes:
     """The tool's name, prefixed so that no tool equals the empty "no tool" value."""
     return b"=" + tool.encode("utf-8", "surrogatepass")
 
 
 def _settings(breakers: tuple[Breaker, ...]) -> str:
-    return ", ".join("{" + ", ".join([f"'{b.kind}'", *map(str, _values(b))]) + "}" for b in breakers)
-
-
-def _values(breaker: Any) -> list[int]:
-    """The breaker's settings in the order the scripts read them (after its kind)."""
-    kind = breaker.kind
-    if kind == "cap":
-        return [breaker.limit]
-    if kind == "duplicate":
-        return [int(breaker.result_aware), breaker.same_result_limit, breaker.progress_limit]
-    if kind == "repeat":
-        return [breaker.max_repeats, int(breaker.result_aware)]
-    if kind == "same_error":
-        return [breaker.limit, breaker.identical_limit]
-    if kind == "near_duplicate":
-        return [breaker.window, int(breaker.result_aware), int(breaker.only_with_results)]
-    flags = [int(breaker.result_aware), int(breaker.only_with_results)]
-    return [breaker.max_period, breaker.min_repeats, *flags]  # cycle
+    units: list[Any] = list(breakers)
+    return ", ".join("{" + ", ".join([f"'{b.kind}'", *map(str, b.lua_settings())]) + "}" for b in units)

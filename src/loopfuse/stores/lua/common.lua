@@ -6,6 +6,11 @@
 
 local RECORD, NONE = 20, string.rep('\0', 8)
 
+-- The breakers that bring their own fragment (lua/breakers/<kind>.lua), by kind: each an entry
+-- {check = f(b, key, tool) -> count, limit, rule | nil, record = f(b, key) (optional),
+--  observe = f(b, key, result, failed, err, tool)}, b being the breaker's settings.
+local UNITS = {}
+
 -- The position (from 1) of `entry` in `records`, a string of `width`-byte records; nil if absent.
 local function find_record(records, entry, width)
   local i = 1

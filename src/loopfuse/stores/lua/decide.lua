@@ -162,6 +162,9 @@ for _, b in ipairs(breakers) do
         end
       end
     end
+  elseif UNITS[kind] then
+    count, limit, rule = UNITS[kind].check(b, key, tool)
+    rule = rule or ''
   end
   if count then
     local first = redis.call('HSETNX', state, 'first:' .. kind, 1)
@@ -251,6 +254,8 @@ for _, b in ipairs(breakers) do
     put('ch', calls_now, f[22])
     if outcomes ~= '' then put('cr', string.sub(outcomes .. NONE, -#calls_now), nil) end
     put('cm', joined_matches(matches, k), f[24] or '')
+  elseif UNITS[kind] and UNITS[kind].record then
+    UNITS[kind].record(b, key)
   end
 end
 -- The call now awaits its result: until the agent's first result only the newest call

@@ -156,6 +156,8 @@ local function observe(r)
       observe_near(b)
     elseif kind == 'cycle' then
       observe_cycle(b)
+    elseif UNITS[kind] then
+      UNITS[kind].observe(b, key, result, failed, err, tool)
     end
   end
   puts = remember(latest, order, key, pair, puts, size)

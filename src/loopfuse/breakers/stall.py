@@ -1,0 +1,135 @@
+"""The stall breaker: the same call giving the same outcome again, with nothing new in between.
+
+Honest work repeats calls too: a test re-run after each edit, a search after new findings.
+What tells a loop apart is that nothing new came back between the repeats. This breaker
+counts, per call and outcome (the result, or for a failure the error with numbers, ids and
+timestamps masked), how many times that pair came back *with no new outcome in between*,
+new meaning one the agent has not seen among its last ``window`` results. A thinking or
+no-op step, or a trivial variant of the call that fails the same way, brings nothing new,
+so it does not reset the count; a new result anywhere does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from ..calls import CallKey
+from ..checks import check_bool, check_int
+from ..decision import Denial, Kind
+from ..state import AgentState, RecentDigests, ToolResult
+from ..volatile import pair_key
+from ._text import CHANGE
+
+if TYPE_CHECKING:
+    from ..config import GuardConfig
+
+__all__ = ["StallBreaker", "StallConfig", "StallState"]
+
+_COUNT, _FAILED = 0xFFFF, 1 << 16  # a pair's entry: novelty stamp << 17 | failed | count
+
+
+@dataclass(frozen=True)
+class StallConfig:
+    """Section ``stall``: deny a call whose latest outcome already came back ``limit`` times
+    (``error_limit`` when it was a failure) with nothing new in between (0 disables a part)."""
+
+    enabled: bool = True
+    limit: int = 8
+    error_limit: int = 4
+    window: int = 32
+
+    def __post_init__(self) -> None:
+        check_bool("stall", "enabled", self.enabled)
+        check_int("stall", "limit", self.limit, 0)
+        check_int("stall", "error_limit", self.error_limit, 0)
+        check_int("stall", "window", self.window, 2)
+
+
+class StallState:
+    """The breaker's slice of one agent's state, made at its first result: how many new
+    outcomes it has seen (``novel``), the outcomes seen lately, the latest outcome of each
+    recent call and, per recent call and outcome, its count and the ``novel`` of its last
+    occurrence. Each table keeps what its last ``window`` updates wrote."""
+
+    __slots__ = ("last", "novel", "pairs", "seen")
+
+    def __init__(self, window: int) -> None:
+        self.novel = 0
+        self.seen, self.last, self.pairs = RecentDigests(window), RecentDigests(window), RecentDigests(window)
+
+
+class StallBreaker:
+    """Deny a call whose latest outcome came back ``limit`` (failures: ``error_limit``)
+    times with no new outcome between them. Needs results; without them it never denies."""
+
+    kind: Kind = "stall"
+    section: ClassVar[str] = "stall"
+    config_type: ClassVar[type | None] = StallConfig
+    lua: ClassVar[str] = "fragment"  # stores/lua/breakers/stall.lua
+    records = False  # only results move it
+    MESSAGES: ClassVar[dict[str, str]] = {
+        "stall.limit": (
+            "the identical call already returned the same result {count} times with nothing new "
+            "in between (stall limit {limit}), so running it again will not tell you anything new. " + CHANGE
+        ),
+        "stall.error_limit": (
+            "the identical call already failed the same way {count} times with nothing new in "
+            "between (stall error_limit {limit}). Retrying will fail again: fix the cause or "
+            + CHANGE[0].lower()
+            + CHANGE[1:]
+        ),
+    }
+
+    def __init__(self, limit: int, error_limit: int, window: int = 32) -> None:
+        self.limit, self.error_limit, self.window = limit, error_limit, window
+
+    @classmethod
+    def from_config(cls, config: GuardConfig) -> StallBreaker | None:
+        st = config.section("stall")
+        if not st.enabled or not (st.limit or st.error_limit):
+            return None
+        return cls(st.limit, st.error_limit, st.window)
+
+    def check(self, state: AgentState, call: CallKey) -> Denial | None:
+        mine = state.units.get("stall") if state.units else None
+        if mine is None:
+            return None
+        outcome = mine.last.get(call.key)
+        entry = mine.pairs.get(pair_key(call.key, outcome)) if outcome is not None else None
+        if entry is None or entry >> 17 != mine.novel:
+            return None
+        count, failed = entry & _COUNT, entry & _FAILED
+        limit = self.error_limit if failed else self.limit
+        if limit and count >= limit:
+            return Denial("stall", count, limit, "stall.error_limit" if failed else "stall.limit")
+        return None
+
+    def record(self, state: AgentState, call: CallKey) -> None:
+        """Only results move this breaker."""
+
+    def refused(self, state: AgentState, call: CallKey) -> None:
+        """A refused call changes nothing."""
+
+    def observe(self, state: AgentState, call: CallKey, result: ToolResult) -> None:
+        mine = state.unit("stall", lambda: StallState(self.window))
+        failed = result.ok is False
+        outcome = (result.error if failed else result.digest) or 1
+        if mine.seen.get(outcome) is None:
+            mine.novel += 1
+        mine.seen.put(outcome, 1)
+        pair = pair_key(call.key, outcome)
+        entry = mine.pairs.get(pair)
+        count = (entry & _COUNT) + 1 if entry is not None and entry >> 17 == mine.novel else 1
+        mine.pairs.put(pair, mine.novel << 17 | (_FAILED if failed else 0) | min(count, _COUNT))
+        mine.last.put(call.key, outcome)
+
+    def allowed_repeats(self) -> int | None:
+        """How many identical calls, each with the same successful result, it allows."""
+        return self.limit or None
+
+    def lua_settings(self) -> tuple[int, ...]:
+        return (self.limit, self.error_limit, self.window)
+
+    def script_rule(self, code: str, tool: str) -> str:
+        return "stall.error_limit" if code == "error" else "stall.limit"

@@ -1,0 +1,82 @@
+"""The registry drives building, configuration, texts and the Redis scripts; custom breakers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from loopfuse import ConfigError, Guard, parse_config
+from loopfuse.breakers.build import build_breakers
+from loopfuse.breakers.registry import REGISTRY
+from loopfuse.calls import CallKey
+from loopfuse.decision import Denial
+from loopfuse.messages import RULE_MESSAGES
+from loopfuse.state import AgentState, ToolResult
+from loopfuse.stores.redis_scripts import SUPPORTED_KINDS
+
+
+def test_the_default_guard_runs_every_registered_breaker_but_the_loop_brake_in_order() -> None:
+    kinds = [b.kind for b in build_breakers(parse_config({}))]
+    assert kinds == [k for k in REGISTRY if k != "repeat"]  # no [loop_brake] section: no brake
+    assert tuple(REGISTRY) == SUPPORTED_KINDS
+
+
+@pytest.mark.parametrize("kind", [k for k, cls in REGISTRY.items() if cls.section == k])
+def test_a_breaker_owning_its_section_is_switched_off_by_it(kind: str) -> None:
+    kinds = [b.kind for b in build_breakers(parse_config({kind: {"enabled": False}}))]
+    assert kind not in kinds
+
+
+def test_a_section_error_names_the_section_key_value_and_what_is_allowed() -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"stall": {"error_limit": -1}})
+    assert "stall" in str(caught.value) and "error_limit" in str(caught.value) and "-1" in str(caught.value)
+    with pytest.raises(ConfigError, match="did you mean 'error_limit'"):
+        parse_config({"stall": {"eror_limit": 2}})
+
+
+def test_every_rule_a_breaker_names_has_its_sentence() -> None:
+    for cls in REGISTRY.values():
+        assert set(cls.MESSAGES) <= set(RULE_MESSAGES)
+    assert "stall.error_limit" in RULE_MESSAGES
+
+
+class Budget:
+    """A custom breaker: at most ``limit`` calls of one tool per agent, counted in its own
+    slice of each agent's state."""
+
+    kind = "cap"
+    records = True
+
+    def __init__(self, tool: str, limit: int) -> None:
+        self.tool, self.limit = tool, limit
+
+    def check(self, state: AgentState, call: CallKey) -> Denial | None:
+        seen = state.unit("budget", lambda: [0])
+        if call.tool == self.tool and seen[0] >= self.limit:
+            return Denial("cap", seen[0], self.limit)
+        return None
+
+    def record(self, state: AgentState, call: CallKey) -> None:
+        state.unit("budget", lambda: [0])[0] += call.tool == self.tool
+
+    def refused(self, state: AgentState, call: CallKey) -> None:
+        """A refused call changes nothing."""
+
+    def observe(self, state: AgentState, call: CallKey, result: ToolResult) -> None:
+        """Results do not matter."""
+
+
+def test_a_custom_breaker_runs_after_the_configured_ones_in_process() -> None:
+    guard = Guard(breakers=[Budget("search", 2)])
+    allowed = [guard.check("search", {"q": q}).allowed for q in "abc"]
+    assert allowed == [True, True, False]
+    assert guard.check("read", {"path": "x"}).allowed
+    assert guard.check("search", {"q": "a"}, agent="other").allowed
+
+
+def test_the_redis_store_refuses_a_breaker_it_cannot_run() -> None:
+    extra: Any = Budget("search", 2)
+    with pytest.raises(ConfigError, match="cannot evaluate the breaker"):
+        Guard(breakers=[extra], store="redis://127.0.0.1:1")

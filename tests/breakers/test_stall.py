@@ -1,0 +1,86 @@
+"""The stall breaker as a pure function of one agent's state (no guard, no store)."""
+
+from __future__ import annotations
+
+from loopfuse.breakers.stall import StallBreaker
+from loopfuse.calls import CallKey
+from loopfuse.state import AgentState, ToolResult
+
+
+def call(n: int, tool: str = "edit") -> CallKey:
+    return CallKey(tool, b"%d" % n, n)
+
+
+def failure(error: int) -> ToolResult:
+    return ToolResult(digest=error * 7919, ok=False, error=error)
+
+
+def success(digest: int) -> ToolResult:
+    return ToolResult(digest=digest, ok=True, error=0)
+
+
+def state_after(breaker: StallBreaker, steps: list[tuple[CallKey, ToolResult]]) -> AgentState:
+    """An agent's state once ``steps`` ran and reported their results."""
+    state = AgentState(200)
+    for key, result in steps:
+        breaker.observe(state, key, result)
+    return state
+
+
+def test_identical_failures_deny_the_attempt_after_error_limit() -> None:
+    breaker = StallBreaker(limit=8, error_limit=4)
+    assert breaker.check(state_after(breaker, [(call(1), failure(5))] * 3), call(1)) is None
+    denial = breaker.check(state_after(breaker, [(call(1), failure(5))] * 4), call(1))
+    assert denial is not None
+    assert (denial.kind, denial.count, denial.limit, denial.rule) == ("stall", 4, 4, "stall.error_limit")
+
+
+def test_a_no_op_step_between_attempts_does_not_reset_the_count() -> None:
+    """The no-op's result is new only the first time: it costs one attempt, no more."""
+    breaker = StallBreaker(limit=8, error_limit=4)
+    think = (call(9, "think"), success(42))
+    steps = [(call(1), failure(5)), think] * 4
+    assert breaker.check(state_after(breaker, steps), call(1)) is None
+    denial = breaker.check(state_after(breaker, [*steps, (call(1), failure(5))]), call(1))
+    assert denial is not None and denial.count == 4
+
+
+def test_a_trivial_variant_failing_the_same_way_does_not_reset_the_count() -> None:
+    breaker = StallBreaker(limit=8, error_limit=4)
+    steps = [(call(1), failure(5)), (call(2), failure(5))] * 4
+    assert breaker.check(state_after(breaker, steps), call(1)) is not None
+
+
+def test_a_new_result_between_attempts_starts_the_count_again() -> None:
+    breaker = StallBreaker(limit=8, error_limit=4)
+    steps = [(call(1), failure(5)), (call(1), failure(5)), (call(1), failure(5)), (call(3), success(77))]
+    state = state_after(breaker, [*steps, (call(1), failure(5))])
+    assert breaker.check(state, call(1)) is None
+
+
+def test_rerunning_a_failing_test_after_each_different_edit_is_never_denied() -> None:
+    breaker = StallBreaker(limit=2, error_limit=2)
+    steps = [s for i in range(20) for s in ((call(100 + i), success(1000 + i)), (call(1), failure(5)))]
+    assert breaker.check(state_after(breaker, steps), call(1)) is None
+
+
+def test_successes_use_limit_and_its_rule() -> None:
+    breaker = StallBreaker(limit=3, error_limit=0)
+    denial = breaker.check(state_after(breaker, [(call(1), success(9))] * 3), call(1))
+    assert denial is not None
+    assert (denial.count, denial.limit, denial.rule) == (3, 3, "stall.limit")
+    assert breaker.check(state_after(breaker, [(call(1), failure(9))] * 9), call(1)) is None  # 0: off
+
+
+def test_a_call_without_a_reported_result_is_never_denied() -> None:
+    breaker = StallBreaker(limit=1, error_limit=1)
+    assert breaker.check(AgentState(200), call(1)) is None
+    assert breaker.check(state_after(breaker, [(call(2), failure(5))] * 5), call(1)) is None
+
+
+def test_memory_stays_bounded_by_window() -> None:
+    breaker = StallBreaker(limit=4, error_limit=4, window=16)
+    state = state_after(breaker, [(call(i), success(i)) for i in range(1, 5000)])
+    mine = state.units["stall"] if state.units else None
+    assert mine is not None
+    assert max(len(mine.seen), len(mine.last), len(mine.pairs)) <= 16
