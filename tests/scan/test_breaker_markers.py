@@ -19,7 +19,6 @@ from loopfuse.transcripts.base import ReadTally
 from loopfuse.transcripts.detect import sources
 from loopfuse.transcripts.model import ToolCall
 
-
 CALL_BREAKERS = set(get_args(Kind)) - {"cap", "store", "invalid"}  # cap: its own marker; store: no breaker
 
 

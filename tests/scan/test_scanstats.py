@@ -133,10 +133,8 @@ def test_each_run_is_forgotten_by_the_guard_when_it_ends() -> None:
     """Two runs of the same name one after the other are judged apart: the second one's
     three searches do not add to the first one's three."""
     guard = Guard(shadow_config(parse_config({"loop_brake": {"max_repeats": 4}})))
-    calls = stream([("s", "x")] * 3) + [
-        ToolCall("other", "a", 0, "t", {}, None, "y"),
-        *stream([("s", "x")] * 3),
-    ]
+    search = stream([("s", "x")] * 3)
+    calls = [*search, ToolCall("other", "a", 0, "t", {}, None, "y"), *search]
     rows = list(scan_calls(calls, guard=guard))
     assert [(r.run, r.verdict) for r in rows] == [("run", "suspect"), ("other", "ok"), ("run", "suspect")]
     assert guard.stats()["agents"] == 0

@@ -1,7 +1,7 @@
 """loopfuse's normalized JSON lines: an optional ``{"meta": {...}}`` line, then one call a line.
 
 A call line is ``{"step": i, "tool": str, "args": {...}, "ok": bool|null,
-"output": str|null, "output_excerpt": str|null, "agent": str}``; only ``tool`` is required.
+"output_excerpt": str|null, "agent": str}``; only ``tool`` is required.
 """
 
 from __future__ import annotations
@@ -78,13 +78,9 @@ def _parse(line: str) -> dict[str, Any] | None:
 
 
 def row_call(row: dict[str, Any], run: str, number: int) -> ToolCall:
-    """One normalized row as a call; its result is the row's whole ``output`` (what a host
-    passes to ``record_result``), else its ``output_excerpt``."""
+    """One normalized row as a call; its result is the row's ``output_excerpt``."""
     step = row.get("step")
     ok = row.get("ok")
-    output = row.get("output")
-    if not isinstance(output, str):
-        output = row.get("output_excerpt")
     return ToolCall(
         run=run,
         agent=str(row.get("agent") or "agent"),
@@ -92,6 +88,6 @@ def row_call(row: dict[str, Any], run: str, number: int) -> ToolCall:
         tool=row["tool"],
         args=row.get("args") if row.get("args") is not None else {},
         time=row.get("time") if isinstance(row.get("time"), int | float) else None,
-        result=output if isinstance(output, str) else None,
+        result=row.get("output_excerpt") if isinstance(row.get("output_excerpt"), str) else None,
         ok=ok if isinstance(ok, bool) else None,
     )
