@@ -1,4 +1,5 @@
-"""Loop statistics over a recorded call stream: pure, and O(1) memory per agent run.
+"""Loop statistics and the guard's verdict over a recorded call stream, in O(1) memory per
+agent run.
 
 Per agent run: duration, calls, distinct calls, the most repeated call, the longest run
 of identical calls in a row, the longest repeated cycle (a block of 2-3 different calls
@@ -19,8 +20,8 @@ of a 2-3 call block repeated ``LOOP_CYCLE`` times back to back. These thresholds
 the labels of the development corpus.
 
 Memory is bounded per agent, and only the agents of the run being read are kept (each is
-forgotten by the guard when its run ends): exact counts are kept for the first ``COUNT_CAP`` distinct
-calls (later ones only enter the distinct-call estimate, a k-minimum-values sketch).
+forgotten by the guard when its run ends): exact counts are kept for the first ``COUNT_CAP``
+distinct calls (later ones only enter the distinct-call estimate, a k-minimum-values sketch).
 """
 
 from __future__ import annotations
@@ -267,14 +268,20 @@ class CallStats:
             self.run, self.agent, self.calls, distinct, exact, duration, self.failed,
             count, tool or None, args, self._longest[0], self._longest[1], self._longest[2],
             self._cycle[0], self._cycle[1], self._cycle[2], self._loop_start,
-            run_verdict(denial, self.repetitive()), tuple(self._timeline), tuple(self._calls), "",
-            *((denial.kind, denial.rule or None, denial.step) if denial else (None, None, None)),
+            run_verdict(denial, self.repetitive()), tuple(self._timeline), tuple(self._calls),
+            **_first_denial(denial),
         )  # fmt: skip
 
     def repetitive(self) -> bool:
         """Whether the statistics show repetition worth a look (what makes a run ``suspect``)."""
         repeated = self._top[0] >= SUSPECT_REPEATS
         return self._longest[0] >= SUSPECT_RUN or self._cycle[0] >= SUSPECT_CYCLE or repeated
+
+
+def _first_denial(denial: ReplayDenial | None) -> dict[str, Any]:
+    if denial is None:
+        return {}
+    return {"breaker": denial.kind, "rule": denial.rule or None, "denied_at": denial.step}
 
 
 def run_verdict(denial: ReplayDenial | None, repetitive: bool) -> str:
