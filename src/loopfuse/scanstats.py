@@ -1,17 +1,27 @@
-"""Loop statistics over a recorded call stream: pure, and O(1) memory per agent run.
+"""Loop statistics and the guard's verdict over a recorded call stream, in O(1) memory per
+agent run.
 
 Per agent run: duration, calls, distinct calls, the most repeated call, the longest run
 of identical calls in a row, the longest repeated cycle (a block of 2-3 different calls
-repeated back to back), the step where a loop starts, and a verdict.
+repeated back to back), the step where repetition starts, and a verdict.
 
-A loop starts at the first of ``LOOP_RUN`` identical calls in a row whose results do not
+The verdict comes from the breakers, not from these statistics: each agent run is replayed
+through a guard (``loopfuse.replay``, shadow mode, results reported as recorded), so
+``scan``, ``replay``, ``eval`` and the guard agree on what a loop is. ``loop``: a breaker
+denies a call (the row names the first, its rule and its step); ``suspect``: none does, but
+the statistics show repetition (``SUSPECT_RUN`` identical calls in a row, a cycle repeated
+``SUSPECT_CYCLE`` times, or one call made ``SUSPECT_REPEATS`` times); ``ok``: neither.
+
+The statistics' own estimate of where a loop starts (``loop_start``) is kept as a column:
+the first of ``LOOP_RUN`` identical calls in a row whose results do not
 change (or are not recorded), of ``LOOP_RUN_CHANGING`` identical calls in a row whose
 results do change (paging through a file is progress for a while), or at the first call
 of a 2-3 call block repeated ``LOOP_CYCLE`` times back to back. These thresholds follow
 the labels of the development corpus.
 
-Memory is bounded per agent: exact counts are kept for the first ``COUNT_CAP`` distinct
-calls (later ones only enter the distinct-call estimate, a k-minimum-values sketch).
+Memory is bounded per agent, and only the agents of the run being read are kept (each is
+forgotten by the guard when its run ends): exact counts are kept for the first ``COUNT_CAP``
+distinct calls (later ones only enter the distinct-call estimate, a k-minimum-values sketch).
 """
 
 from __future__ import annotations
@@ -22,9 +32,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .calls import canonical_json
+from .config import GuardConfig
+from .guard import Guard
+from .replay import ReplayDenial, ShadowAgent, shadow_config
 from .transcripts.model import ToolCall
 
-__all__ = ["CallStats", "RunStats", "scan_calls", "worst_first"]
+__all__ = ["CallStats", "RunStats", "run_verdict", "scan_calls", "worst_first"]
 
 LOOP_RUN = 5
 LOOP_RUN_CHANGING = 10
@@ -43,7 +56,8 @@ _RANK = {"loop": 0, "suspect": 1, "ok": 2}
 
 @dataclass(frozen=True)
 class RunStats:
-    """One row of ``loopfuse scan``: one agent of one recorded run."""
+    """One row of ``loopfuse scan``: one agent of one recorded run. ``breaker``, ``rule``
+    and ``denied_at`` name the guard's first denial (None when it denies nothing)."""
 
     run: str
     agent: str
@@ -66,6 +80,9 @@ class RunStats:
     timeline: tuple[tuple[int, int, int], ...] = field(default=(), repr=False)  # step, lane, call
     timeline_calls: tuple[str, ...] = field(default=(), repr=False)  # what each call of a timeline is
     path: str = ""
+    breaker: str | None = None
+    rule: str | None = None
+    denied_at: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -99,6 +116,10 @@ class RunStats:
     @property
     def loop_start_text(self) -> str:
         return "-" if self.loop_start is None else str(self.loop_start)
+
+    @property
+    def denied_at_text(self) -> str:
+        return "-" if self.denied_at is None else str(self.denied_at)
 
     @property
     def severity(self) -> tuple[int, int, int]:
@@ -238,24 +259,37 @@ class CallStats:
         kth = -self._sketch[0] / float(_MASK)
         return int((_SKETCH - 1) / kth), False
 
-    def finish(self) -> RunStats:
+    def finish(self, denial: ReplayDenial | None = None) -> RunStats:
+        """The row; ``denial`` is the guard's first for this agent (None: it denied nothing)."""
         distinct, exact = self.distinct()
         duration = None if self._first is None or self._last is None else self._last - self._first
         count, tool, args = self._top
         return RunStats(
             self.run, self.agent, self.calls, distinct, exact, duration, self.failed,
             count, tool or None, args, self._longest[0], self._longest[1], self._longest[2],
-            self._cycle[0], self._cycle[1], self._cycle[2], self._loop_start, self._verdict(),
-            tuple(self._timeline), tuple(self._calls),
+            self._cycle[0], self._cycle[1], self._cycle[2], self._loop_start,
+            run_verdict(denial, self.repetitive()), tuple(self._timeline), tuple(self._calls),
+            **_first_denial(denial),
         )  # fmt: skip
 
-    def _verdict(self) -> str:
-        if self._loop_start is not None:
-            return "loop"
+    def repetitive(self) -> bool:
+        """Whether the statistics show repetition worth a look (what makes a run ``suspect``)."""
         repeated = self._top[0] >= SUSPECT_REPEATS
-        if self._longest[0] >= SUSPECT_RUN or self._cycle[0] >= SUSPECT_CYCLE or repeated:
-            return "suspect"
-        return "ok"
+        return self._longest[0] >= SUSPECT_RUN or self._cycle[0] >= SUSPECT_CYCLE or repeated
+
+
+def _first_denial(denial: ReplayDenial | None) -> dict[str, Any]:
+    if denial is None:
+        return {}
+    return {"breaker": denial.kind, "rule": denial.rule or None, "denied_at": denial.step}
+
+
+def run_verdict(denial: ReplayDenial | None, repetitive: bool) -> str:
+    """``loop`` when the guard denied a call, else ``suspect`` when the statistics show
+    repetition, else ``ok``."""
+    if denial is not None:
+        return "loop"
+    return "suspect" if repetitive else "ok"
 
 
 def _identity(call: ToolCall) -> str:
@@ -266,22 +300,35 @@ def _identity(call: ToolCall) -> str:
 
 
 def scan_calls(
-    calls: Iterable[ToolCall], *, keep_args: bool = False, timeline: bool = False
+    calls: Iterable[ToolCall],
+    *,
+    keep_args: bool = False,
+    timeline: bool = False,
+    guard: Guard | None = None,
 ) -> Iterator[RunStats]:
-    """One ``RunStats`` per (run, agent); a run's agents are reported when the run changes."""
+    """One ``RunStats`` per (run, agent); a run's agents are reported, and forgotten by
+    ``guard``, when the run changes. ``guard`` decides the verdicts (default: a guard with
+    the default configuration; give it ``replay.shadow_config(config)``)."""
+    guard = guard if guard is not None else Guard(shadow_config(GuardConfig()))
     run: str | None = None
-    active: dict[str, CallStats] = {}
+    active: dict[str, tuple[CallStats, ShadowAgent]] = {}
     for call in calls:
         if call.run != run:
-            yield from (s.finish() for s in active.values())
+            yield from _finished(active)
             run, active = call.run, {}
-        stats = active.get(call.agent)
-        if stats is None:
-            stats = active[call.agent] = CallStats(
-                call.run, call.agent, keep_args=keep_args, timeline=timeline
-            )
-        stats.add(call)
-    yield from (s.finish() for s in active.values())
+        pair = active.get(call.agent)
+        if pair is None:
+            stats = CallStats(call.run, call.agent, keep_args=keep_args, timeline=timeline)
+            pair = active[call.agent] = (stats, ShadowAgent(guard, call.run, call.agent))
+        pair[0].add(call)
+        pair[1].add(call)
+    yield from _finished(active)
+
+
+def _finished(active: dict[str, tuple[CallStats, ShadowAgent]]) -> Iterator[RunStats]:
+    for stats, shadow in active.values():
+        shadow.close()
+        yield stats.finish(shadow.denial)
 
 
 def worst_first(rows: Iterable[RunStats]) -> list[RunStats]:

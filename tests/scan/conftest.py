@@ -12,7 +12,16 @@ import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO.parent / "shared" / "corpus" / "dev"
+# ../shared/corpus beside the clone (or beside the folder of worktrees a clone's worktree is in)
+SHARED = next(
+    (
+        p / "shared" / "corpus"
+        for p in (REPO.parent, REPO.parent.parent)
+        if (p / "shared" / "corpus").is_dir()
+    ),
+    REPO.parent / "shared" / "corpus",
+)
+CORPUS = SHARED / "dev"
 
 
 @pytest.fixture

@@ -106,7 +106,8 @@ def test_breaker_markers_and_no_network(cli, fixtures: Path, tmp_path: Path) -> 
     dom = dump_dom(page)
     loop_chart = dom.by_id(runs(dom)[0].attrs["data-chart"])
     assert loop_chart is not None
-    assert "loop starts (step 0)" in loop_chart.all_text
+    assert "guard denies: repeat (step 2)" in loop_chart.all_text
+    assert "First denied by repeat (loop_brake.max_repeats) at step 2." in loop_chart.all_text
     assert (
         "duplicate denies (step 3)" in loop_chart.all_text and "repeat denies (step 2)" in loop_chart.all_text
     )

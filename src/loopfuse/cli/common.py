@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 
-from ..config import find_config_file, parse_config, parse_config_file
+from ..config import GuardConfig, find_config_file, parse_config, parse_config_file
 from ..guard import Guard
+from ..replay import shadow_config
 
-__all__ = ["shadow_guard", "usage_error"]
+__all__ = ["found_config", "shadow_guard", "usage_error"]
 
 
 def usage_error(message: str) -> int:
@@ -17,8 +17,12 @@ def usage_error(message: str) -> int:
 
 
 def shadow_guard(config_path: str | None) -> Guard:
-    """The guard a replay uses: the configuration found, without its incident log."""
+    """The guard a replay uses: the configuration found (or the defaults), without its
+    incident log, its state in this process."""
+    return Guard(shadow_config(found_config(config_path)))
+
+
+def found_config(config_path: str | None) -> GuardConfig:
+    """The configuration ``config_path`` names, else the one discovered, else the defaults."""
     found = find_config_file(config_path)
-    config = parse_config_file(found) if found is not None else parse_config({})
-    cb = dataclasses.replace(config.circuit_breaker, incident_log=None)
-    return Guard(dataclasses.replace(config, circuit_breaker=cb))
+    return parse_config_file(found) if found is not None else parse_config({})

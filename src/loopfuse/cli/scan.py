@@ -1,6 +1,9 @@
 """``loopfuse scan [PATH...]``: find loops in recorded agent sessions.
 
-One row per agent run, worst first. With no PATH, the default session folders of the
+One row per agent run, worst first. The verdict comes from the breakers: every run is
+replayed through the configured guard (``--config``, else the configuration discovered,
+else the defaults) in shadow mode, as ``loopfuse replay`` does; ``loop`` means a breaker
+would deny a call, and the row names the first breaker, its rule and its step. With no PATH, the default session folders of the
 supported agents that exist here are searched (and named). Exit status: 0 done, 1 loops
 found (only with ``--fail-on-loop``), 2 usage error (including a file named on the command
 line that cannot be read or is not a recorded session).
@@ -16,13 +19,15 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from ..config import GuardConfig, find_config_file, parse_config, parse_config_file
+from ..config import GuardConfig
 from ..errors import ConfigError
+from ..guard import Guard
+from ..replay import shadow_config
 from ..scanreport import render_html
 from ..scanstats import RunStats, scan_calls, worst_first
 from ..transcripts.base import ReadTally
 from ..transcripts.detect import Source, default_folders, identify, read_source, sources
-from .common import usage_error
+from .common import found_config, usage_error
 from .scan_charts import CHART_LIMIT, ChartedRows, breaker_configs, breaker_markers
 from .scan_output import common_root, print_json, print_table, root_label, shown_path, skipped_list
 from .scan_progress import Progress
@@ -39,7 +44,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML report with timelines")
     parser.add_argument("--fail-on-loop", action="store_true", help="exit 1 when a loop is found (for CI)")
     parser.add_argument("--show-args", action="store_true", help="show the most repeated call's arguments")
-    parser.add_argument("--config", help="guard configuration whose breakers the HTML report marks")
+    parser.add_argument(
+        "--config", help="guard configuration whose breakers decide the verdicts (default: discovered)"
+    )
     parser.set_defaults(run=run)
 
 
@@ -49,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         return usage_error(checked)
     paths, searched, config = checked
     tally, root = ReadTally(), common_root(paths)
-    rows, by_path = _scan(paths, root, tally, args)
+    rows, by_path = _scan(paths, (root, tally, Guard(shadow_config(config))), args)
     unread = _named_but_unread(paths, tally)
     if unread is not None:
         return usage_error(unread)
@@ -72,7 +79,7 @@ def _checked(args: argparse.Namespace) -> tuple[list[Path], list[str], GuardConf
     if problem is not None:
         return problem
     try:
-        config = _config(args.config)
+        config = found_config(args.config)
     except ConfigError as exc:
         return str(exc)
     if args.html and not _writable(args.html):
@@ -113,20 +120,16 @@ def _named_but_unread(paths: list[Path], tally: ReadTally) -> str | None:
     return None
 
 
-def _config(path: str | None) -> GuardConfig:
-    found = find_config_file(path)
-    return parse_config_file(found) if found is not None else parse_config({})
-
-
 def _writable(path: str) -> bool:
     parent = Path(path).resolve().parent
     return parent.is_dir() and os.access(parent, os.W_OK)
 
 
 def _scan(
-    paths: list[Path], root: Path, tally: ReadTally, args: argparse.Namespace
+    paths: list[Path], context: tuple[Path, ReadTally, Guard], args: argparse.Namespace
 ) -> tuple[list[RunStats], dict[str, Source]]:
     """The rows, worst first, and each source by its shown path."""
+    root, tally, guard = context
     charts = ChartedRows(CHART_LIMIT if args.html else 0)
     by_path: dict[str, Source] = {}
     progress = Progress(paths, sys.stderr)
@@ -135,7 +138,8 @@ def _scan(
         shown = shown_path(source.path, root)
         by_path[shown] = source
         progress.start(source.path)
-        for row in scan_calls(read_source(source, tally), keep_args=args.show_args, timeline=bool(args.html)):
+        calls = read_source(source, tally)
+        for row in scan_calls(calls, keep_args=args.show_args, timeline=bool(args.html), guard=guard):
             charts.add(dataclasses.replace(row, path=shown))
         progress.finish()
     progress.close()

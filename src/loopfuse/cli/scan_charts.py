@@ -9,15 +9,24 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..breakers.build import build_breakers
 from ..config import GuardConfig
 from ..guard import Guard
-from ..replay import replay_calls
+from ..replay import is_invalid, replay_calls, shadow_config
 from ..scanstats import RunStats
 from ..transcripts.base import ReadTally
 from ..transcripts.detect import Source, read_source
 from ..transcripts.model import ToolCall
 
-__all__ = ["CHART_LIMIT", "MARKER_CALLS", "ChartedRows", "Markers", "breaker_configs", "breaker_markers"]
+__all__ = [
+    "CHART_LIMIT",
+    "MARKER_CALLS",
+    "ChartedRows",
+    "Markers",
+    "breaker_configs",
+    "breaker_markers",
+    "breaker_sections",
+]
 
 CHART_LIMIT = 100
 MARKER_CALLS = 20_000  # calls of a charted source replayed for its breaker markers (charts hold 2,000)
@@ -48,29 +57,37 @@ class ChartedRows:
 
 
 def breaker_configs(config: GuardConfig) -> dict[str, GuardConfig]:
-    """One configuration per configured breaker (the call cap aside: see ``_cap_markers``),
-    each with every other breaker off, in memory and without side effects."""
-    cb = dataclasses.replace(config.circuit_breaker, incident_log=None, max_calls_per_agent=0)
-    off = GuardConfig(
-        circuit_breaker=dataclasses.replace(cb, enabled=False),
-        loop_brake=None,
-        guard=config.guard,
-        cycle=dataclasses.replace(config.cycle, enabled=False),
-        near_duplicate=dataclasses.replace(config.near_duplicate, enabled=False),
-        same_error=dataclasses.replace(config.same_error, enabled=False),
-        tools=config.tools,
-    )
-    candidates: dict[str, tuple[bool, dict[str, Any]]] = {
-        "duplicate": (cb.enabled, {"circuit_breaker": cb}),
-        "repeat": (
-            config.loop_brake is not None and config.loop_brake.enabled,
-            {"loop_brake": config.loop_brake},
-        ),
-        "same_error": (config.same_error.enabled, {"same_error": config.same_error}),
-        "near_duplicate": (config.near_duplicate.enabled, {"near_duplicate": config.near_duplicate}),
-        "cycle": (config.cycle.enabled, {"cycle": config.cycle}),
+    """One configuration per breaker that ``config`` turns on (the call cap aside: see
+    ``_cap_markers``), keyed by the breaker's kind: that breaker alone, every other breaker
+    section off, in memory and without an incident log. The breaker sections are read
+    from ``GuardConfig`` (each section with an ``enabled`` switch), not listed here."""
+    cb = dataclasses.replace(config.circuit_breaker, max_calls_per_agent=0)
+    base = shadow_config(dataclasses.replace(config, circuit_breaker=cb))
+    sections = breaker_sections(base)
+    off = {name: dataclasses.replace(section, enabled=False) for name, section in sections.items()}
+    alone: dict[str, GuardConfig] = {}
+    for name, section in sections.items():
+        if section.enabled:
+            one = dataclasses.replace(base, **{**off, name: section})
+            alone[_kind(one, name)] = one
+    return alone
+
+
+def breaker_sections(config: GuardConfig) -> dict[str, Any]:
+    """Each breaker section ``config`` holds (a section with an ``enabled`` switch), by name;
+    an absent section (``loop_brake`` unset) is no breaker."""
+    return {
+        f.name: section
+        for f in dataclasses.fields(config)
+        if dataclasses.is_dataclass(section := getattr(config, f.name)) and hasattr(section, "enabled")
     }
-    return {name: dataclasses.replace(off, **on) for name, (enabled, on) in candidates.items() if enabled}
+
+
+def _kind(one: GuardConfig, section: str) -> str:
+    """The kind of the one breaker ``one`` builds (``circuit_breaker`` builds ``duplicate``);
+    a section the guard runs outside the call breakers (``invalid``) by its own name."""
+    kinds = [breaker.kind for breaker in build_breakers(one)]
+    return kinds[0] if kinds else section
 
 
 def breaker_markers(charted: Mapping[str, Source], config: GuardConfig) -> Markers:
@@ -95,7 +112,7 @@ def _cap_markers(
     limit, exempt = cap
     counts: dict[tuple[str, str], int] = {}
     for call in calls:
-        if call.tool in exempt:
+        if call.tool in exempt or is_invalid(call):
             continue
         key = (call.run, call.agent)
         counts[key] = counts.get(key, 0) + 1

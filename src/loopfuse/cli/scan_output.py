@@ -34,7 +34,10 @@ _COLUMNS: tuple[tuple[str, str, Callable[[RunStats], str]], ...] = (
     ("most repeated", "<", lambda r: r.top_text),
     ("in a row", ">", lambda r: str(r.longest_run)),
     ("cycle", ">", lambda r: r.cycle_text),
-    ("loop at", ">", lambda r: r.loop_start_text),
+    ("repeats at", ">", lambda r: r.loop_start_text),
+    ("breaker", "<", lambda r: r.breaker or "-"),
+    ("rule", "<", lambda r: r.rule or "-"),
+    ("denied at", ">", lambda r: r.denied_at_text),
 )
 
 

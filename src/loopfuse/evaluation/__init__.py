@@ -10,6 +10,7 @@ leave-one-corpus-out (:func:`loco`).
 
 from __future__ import annotations
 
+from ..replay import is_invalid
 from ._anchors import (
     anchors,
     baselines,
@@ -30,7 +31,6 @@ from ._scoring import (
     compare,
     format_table,
     guard_detector,
-    is_invalid,
     load_corpus,
     score,
     score_detector,

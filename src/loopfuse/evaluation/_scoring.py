@@ -19,8 +19,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..decision import Decision
 from ..guard import Guard
+from ..replay import is_denial, is_invalid, replay_turn
 from ..transcripts.base import ReadTally
 from ..transcripts.model import ToolCall
 from ._read import read_run
@@ -128,12 +128,6 @@ def _ambiguous(path: Path) -> set[str]:
     return {str(name) for name in found} if isinstance(found, dict | list) else set()
 
 
-def is_invalid(call: ToolCall) -> bool:
-    """An invalid turn: the model produced no usable call (the corpora's ``_format_error``,
-    ``_empty_action``: a tool name starting with ``_``)."""
-    return call.tool.startswith("_")
-
-
 def without_invalid(corpus: Iterable[Labeled]) -> list[Labeled]:
     """The corpus with its invalid turns dropped (only real tool calls left)."""
     return [replace(item, calls=tuple(c for c in item.calls if not is_invalid(c))) for item in corpus]
@@ -146,30 +140,11 @@ def guard_detector(factory: GuardFactory) -> Detector:
     def first(calls: Sequence[ToolCall]) -> int | None:
         guard = factory()
         for call in calls:
-            if not _turn(guard, call, f"{call.run}/{call.agent}").allowed:
+            if is_denial(replay_turn(guard, call, f"{call.run}/{call.agent}")):
                 return call.step
         return None
 
     return first
-
-
-def _turn(guard: Guard, call: ToolCall, agent: str) -> Decision:
-    if is_invalid(call):
-        return _invalid_turn(guard, call, agent)
-    return _tool_call(guard, call, agent)
-
-
-def _invalid_turn(guard: Guard, call: ToolCall, agent: str) -> Decision:
-    """The one place invalid turns reach the guard: as ``note_invalid``, as a host would
-    report a reply with no usable tool call (they never reach the call breakers)."""
-    return guard.note_invalid(agent=agent, reason=call.tool)
-
-
-def _tool_call(guard: Guard, call: ToolCall, agent: str) -> Decision:
-    decision = guard.check(call.tool, call.args, agent)
-    if decision.allowed and (call.result is not None or call.ok is not None):
-        guard.record_result(call.tool, call.args, call.result, agent, ok=call.ok)
-    return decision
 
 
 def verdict(item: Labeled, first: int | None) -> TrajectoryResult:

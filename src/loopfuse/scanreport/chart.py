@@ -1,5 +1,6 @@
 """One run's timeline as inline SVG: x is the step, each row of dots one distinct call,
-with vertical lines where the loop starts and where each breaker would first deny.
+with vertical lines where the configured guard first denies and where each breaker alone
+would.
 
 Each dot carries its step (``data-step``) and its group the call (``data-call``: the tool,
 and with ``--show-args`` the first arguments), which the page shows on hover.
@@ -15,7 +16,7 @@ from ..scanstats import RunStats
 __all__ = ["timeline_svg"]
 
 _W, _LEFT, _LANE = 900, 40, 6
-_MARKER_COLORS = ("#1f6feb", "#8250df", "#bf8700", "#1a7f37")
+_MARKER_COLORS = ("#1f6feb", "#8250df", "#bf8700", "#1a7f37", "#0a7ea4", "#9a6700", "#6e7781")
 
 
 def timeline_svg(r: RunStats, marks: Mapping[str, int | None]) -> str:
@@ -66,7 +67,9 @@ def _label(r: RunStats, call: int) -> str:
 def _markers(
     r: RunStats, marks: Mapping[str, int | None], x: Callable[[int], float], box: tuple[int, int]
 ) -> str:
-    found = [("loop starts", r.loop_start, "#cf222e", "loop-start")] if r.loop_start is not None else []
+    found: list[tuple[str, int, str, str]] = []
+    if r.denied_at is not None:
+        found.append((f"guard denies: {r.breaker}", r.denied_at, "#cf222e", "first-denial"))
     for i, (name, step) in enumerate(sorted(marks.items())):
         if step is not None:
             found.append((f"{name} denies", step, _MARKER_COLORS[i % len(_MARKER_COLORS)], "breaker"))
@@ -81,7 +84,7 @@ def _markers(
 
 def _marker(x: float, box: tuple[int, int], color: str, label: str, kind: str, row: int) -> str:
     top, height = box
-    dash = "" if kind == "loop-start" else " stroke-dasharray='4 3'"
+    dash = "" if kind == "first-denial" else " stroke-dasharray='4 3'"
     return (
         f"<g class='marker {kind}'><line x1='{x:.1f}' x2='{x:.1f}' y1='{top - 4}' y2='{height - 18}' "
         f"stroke='{color}' stroke-width='2'{dash}/><text x='{x + 3:.1f}' y='{10 + row * 11}' "

@@ -18,12 +18,14 @@ Markers = Mapping[tuple[str, str, str], Mapping[str, int | None]]  # (path, run,
 _VERDICTS = ("loop", "suspect", "ok")
 _HEADERS = (
     ("verdict", "l"), ("run", "l"), ("agent", "l"), ("calls", ""), ("distinct", ""), ("duration", ""),
-    ("most repeated", "l"), ("in a row", ""), ("cycle", ""), ("loop start", ""), ("path", "l"),
+    ("most repeated", "l"), ("in a row", ""), ("cycle", ""), ("repeats at", ""), ("breaker", "l"),
+    ("rule", "l"), ("denied at", ""), ("path", "l"),
 )  # fmt: skip
 _LEGEND = (
     "x is the step; each row of dots is one distinct call, so a flat line is the same call again. "
-    "Point at a dot to see its step and call. The red line marks where the loop starts, a dashed "
-    "line where a breaker of the configuration, alone, would first deny."
+    "Point at a dot to see its step and call. The red line marks where the configured guard "
+    "first denies (what makes the run a loop), a dashed line where each breaker of the "
+    "configuration, alone, would first deny."
 )
 
 
@@ -87,14 +89,15 @@ def _table(rows: Sequence[RunStats]) -> str:
 
 
 def _row(i: int, r: RunStats) -> str:
-    search = " ".join((r.verdict, r.run, r.agent, r.top_tool or "", r.path)).lower()
+    search = " ".join((r.verdict, r.run, r.agent, r.top_tool or "", r.breaker or "", r.path)).lower()
     chart = f" data-chart='chart-{i}'" if r.timeline else ""
     name = f"<a href='#chart-{i}'>{escape(r.run)}</a>" if r.timeline else escape(r.run)
     cells = (
         f"<td class='l {r.verdict}'>{r.verdict}</td><td class='l nowrap'>{name}</td>"
         f"<td class='l'>{escape(r.agent)}</td><td>{r.calls}</td><td>{r.distinct_text}</td>"
         f"<td>{r.duration_text}</td><td class='l nowrap'>{escape(r.top_text)}</td><td>{r.longest_run}</td>"
-        f"<td>{r.cycle_text}</td><td>{r.loop_start_text}</td><td class='path'>{escape(r.path)}</td>"
+        f"<td>{r.cycle_text}</td><td>{r.loop_start_text}</td><td class='l'>{escape(r.breaker or '-')}</td>"
+        f"<td class='l'>{escape(r.rule or '-')}</td><td>{r.denied_at_text}</td><td class='path'>{escape(r.path)}</td>"
     )
     return f"<tr id='row-{i}' data-verdict='{r.verdict}' data-search='{escape(search)}'{chart}>{cells}</tr>"
 
@@ -128,6 +131,13 @@ def _chart(i: int, r: RunStats, marks: Mapping[str, int | None]) -> str:
     return (
         f"<section class='chart' id='chart-{i}'><h3><span class='{r.verdict}'>{r.verdict}</span> "
         f"{escape(r.run)} / {escape(r.agent)}</h3><p class='legend'>{escape(r.path)}: {r.calls} calls, "
-        f"{escape(r.top_text)} most repeated. <a href='#row-{i}'>Back to the table</a></p>"
+        f"{escape(r.top_text)} most repeated.{_denied(r)} <a href='#row-{i}'>Back to the table</a></p>"
         f"{timeline_svg(r, marks)}</section>"
     )
+
+
+def _denied(r: RunStats) -> str:
+    if r.denied_at is None:
+        return " No breaker denies."
+    rule = f" ({escape(r.rule)})" if r.rule else ""
+    return f" First denied by {escape(r.breaker or '')}{rule} at step {r.denied_at}."
