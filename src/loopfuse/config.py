@@ -239,6 +239,18 @@ class GuardConfig:
         given = self.sections.get(name)
         return given if given is not None else SECTIONS[name]()
 
+    def with_sections(self, changes: Mapping[str, Any]) -> GuardConfig:
+        """A copy with the sections ``changes`` names replaced (named fields or breakers' own)."""
+        named = {name: value for name, value in changes.items() if name in _FIELDS}
+        other = {name: value for name, value in changes.items() if name not in _FIELDS}
+        return dataclasses.replace(self, **named, sections={**self.sections, **other})
+
+    def breaker_sections(self) -> dict[str, Any]:
+        """Each section with an ``enabled`` switch, by name (an absent ``loop_brake`` is none)."""
+        names = [f.name for f in dataclasses.fields(self) if f.name != "sections"] + list(unit_sections())
+        found = {name: self.section(name) for name in dict.fromkeys(names)}
+        return {n: s for n, s in found.items() if dataclasses.is_dataclass(s) and hasattr(s, "enabled")}
+
 
 SECTIONS: dict[str, type[Any]] = {
     "circuit_breaker": CircuitBreakerConfig,

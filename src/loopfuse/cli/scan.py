@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         return usage_error(checked)
     paths, searched, config = checked
     tally, root = ReadTally(), common_root(paths)
-    rows, by_path = _scan(paths, (root, tally, Guard(shadow_config(config))), args)
+    rows, by_path = _scan(paths, (root, tally, Guard(_verdict_config(config))), args)
     unread = _named_but_unread(paths, tally)
     if unread is not None:
         return usage_error(unread)
@@ -85,6 +85,13 @@ def _checked(args: argparse.Namespace) -> tuple[list[Path], list[str], GuardConf
     if args.html and not _writable(args.html):
         return f"cannot write the HTML report to {args.html}"
     return paths, searched, config
+
+
+def _verdict_config(config: GuardConfig) -> GuardConfig:
+    """The guard scan replays for its verdict: ``config`` in shadow, without the call cap
+    (a budget, not a loop: a long session is no loop; the charts still mark the cap)."""
+    cb = dataclasses.replace(config.circuit_breaker, max_calls_per_agent=0)
+    return shadow_config(dataclasses.replace(config, circuit_breaker=cb))
 
 
 def _paths(given: Sequence[str]) -> tuple[list[Path] | None, list[str]]:

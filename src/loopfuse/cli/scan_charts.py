@@ -68,7 +68,7 @@ def breaker_configs(config: GuardConfig) -> dict[str, GuardConfig]:
     alone: dict[str, GuardConfig] = {}
     for name, section in sections.items():
         if section.enabled:
-            one = dataclasses.replace(base, **{**off, name: section})
+            one = base.with_sections({**off, name: section})
             alone[_kind(one, name)] = one
     return alone
 
@@ -76,11 +76,7 @@ def breaker_configs(config: GuardConfig) -> dict[str, GuardConfig]:
 def breaker_sections(config: GuardConfig) -> dict[str, Any]:
     """Each breaker section ``config`` holds (a section with an ``enabled`` switch), by name;
     an absent section (``loop_brake`` unset) is no breaker."""
-    return {
-        f.name: section
-        for f in dataclasses.fields(config)
-        if dataclasses.is_dataclass(section := getattr(config, f.name)) and hasattr(section, "enabled")
-    }
+    return config.breaker_sections()
 
 
 def _kind(one: GuardConfig, section: str) -> str:
