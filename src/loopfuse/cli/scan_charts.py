@@ -9,13 +9,13 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..analysis.replay import replay_calls
+from ..analysis.scanstats import RunStats
+from ..analysis.transcripts.base import ReadTally
+from ..analysis.transcripts.detect import Source, read_source
+from ..analysis.transcripts.model import ToolCall
 from ..config import GuardConfig
 from ..guard import Guard
-from ..replay import replay_calls
-from ..scanstats import RunStats
-from ..transcripts.base import ReadTally
-from ..transcripts.detect import Source, read_source
-from ..transcripts.model import ToolCall
 
 __all__ = ["CHART_LIMIT", "MARKER_CALLS", "ChartedRows", "Markers", "breaker_configs", "breaker_markers"]
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..decision import Decision
-from ..guard import Guard
+from ...decision import Decision
+from ...guard import Guard
 from ..transcripts.base import ReadTally
 from ..transcripts.model import ToolCall
 from ._read import read_run

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .calls import canonical_json
+from ..calls import canonical_json
 from .transcripts.model import ToolCall
 
 __all__ = ["CallStats", "RunStats", "scan_calls", "worst_first"]

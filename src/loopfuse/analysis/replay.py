@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .guard import Guard
+from ..guard import Guard
 from .transcripts.model import ToolCall
 
 __all__ = ["AgentReplay", "ReplayDenial", "replay_calls"]
