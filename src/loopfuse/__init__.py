@@ -17,8 +17,8 @@ from .config import (
 from .decision import Decision
 from .errors import ConfigError, LoopAbortedError, LoopBrakeError, LoopfuseError
 from .guard import Guard
+from .incidents import Supervisor, SupervisorPolicy
 from .listeners import GuardListener
-from .supervise import Supervisor, SupervisorPolicy
 from .wrapping import agent_session
 
 __version__ = "0.1.0"

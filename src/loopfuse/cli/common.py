@@ -6,7 +6,7 @@ import sys
 
 from ..config import GuardConfig, find_config_file, parse_config, parse_config_file
 from ..guard import Guard
-from ..replay import shadow_config
+from ..analysis.replay import shadow_config
 
 __all__ = ["found_config", "shadow_guard", "usage_error"]
 

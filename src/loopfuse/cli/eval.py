@@ -12,8 +12,7 @@ import json
 import os
 from collections.abc import Sequence
 
-from ..errors import ConfigError
-from ..evaluation import (
+from ..analysis.evaluation import (
     Corpus,
     Fold,
     GuardFactory,
@@ -34,8 +33,9 @@ from ..evaluation import (
     score_many,
     without_invalid,
 )
+from ..analysis.transcripts.base import ReadTally
+from ..errors import ConfigError
 from ..guard import Guard
-from ..transcripts.base import ReadTally
 from .common import shadow_guard, usage_error
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..config import find_config_file, parse_config_file
 from ..errors import ConfigError
-from ..incident_reader import IncidentReader
+from ..incidents import IncidentReader
 from .common import usage_error
 
 MIN_INTERVAL, MAX_INTERVAL = 0.05, 5.0

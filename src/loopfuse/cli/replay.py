@@ -11,11 +11,11 @@ import argparse
 import os
 from pathlib import Path
 
+from ..analysis.replay import AgentReplay, replay_calls
+from ..analysis.transcripts.base import ReadTally
+from ..analysis.transcripts.detect import Source, read_source, sources
 from ..errors import ConfigError
 from ..guard import Guard
-from ..replay import AgentReplay, replay_calls
-from ..transcripts.base import ReadTally
-from ..transcripts.detect import Source, read_source, sources
 from .common import shadow_guard, usage_error
 
 

@@ -19,14 +19,14 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from ..analysis.replay import shadow_config
+from ..analysis.scanreport import render_html
+from ..analysis.scanstats import RunStats, scan_calls, worst_first
+from ..analysis.transcripts.base import ReadTally
+from ..analysis.transcripts.detect import Source, default_folders, identify, read_source, sources
 from ..config import GuardConfig
 from ..errors import ConfigError
 from ..guard import Guard
-from ..replay import shadow_config
-from ..scanreport import render_html
-from ..scanstats import RunStats, scan_calls, worst_first
-from ..transcripts.base import ReadTally
-from ..transcripts.detect import Source, default_folders, identify, read_source, sources
 from .common import found_config, usage_error
 from .scan_charts import CHART_LIMIT, ChartedRows, breaker_configs, breaker_markers
 from .scan_output import common_root, print_json, print_table, root_label, shown_path, skipped_list

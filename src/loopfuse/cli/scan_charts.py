@@ -9,14 +9,14 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..analysis.replay import is_invalid, replay_calls, shadow_config
+from ..analysis.scanstats import RunStats
+from ..analysis.transcripts.base import ReadTally
+from ..analysis.transcripts.detect import Source, read_source
+from ..analysis.transcripts.model import ToolCall
 from ..breakers.build import build_breakers
 from ..config import GuardConfig
 from ..guard import Guard
-from ..replay import is_invalid, replay_calls, shadow_config
-from ..scanstats import RunStats
-from ..transcripts.base import ReadTally
-from ..transcripts.detect import Source, read_source
-from ..transcripts.model import ToolCall
 
 __all__ = [
     "CHART_LIMIT",

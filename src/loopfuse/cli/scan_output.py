@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..scanstats import RunStats
-from ..transcripts.tally import ReadTally
+from ..analysis.scanstats import RunStats
+from ..analysis.transcripts.tally import ReadTally
 
 __all__ = [
     "SKIPPED_SHOWN",

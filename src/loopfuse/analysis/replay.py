@@ -13,9 +13,9 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .config import GuardConfig, StoreConfig
-from .decision import Decision
-from .guard import Guard
+from ..config import GuardConfig, StoreConfig
+from ..decision import Decision
+from ..guard import Guard
 from .transcripts.model import ToolCall
 
 __all__ = [

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..guard import Guard
+from ...guard import Guard
 from ..replay import is_denial, is_invalid, replay_turn
 from ..transcripts.base import ReadTally
 from ..transcripts.model import ToolCall

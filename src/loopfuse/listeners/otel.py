@@ -16,11 +16,11 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise ImportError("loopfuse.otel needs OpenTelemetry: pip install 'loopfuse[otel]'") from exc
 
-from . import __version__
-from .decision import Decision
-from .guard import Guard
-from .listeners import GuardListener
-from .stores.memory import agent_label
+from .. import __version__
+from ..decision import Decision
+from ..guard import Guard
+from ..stores.memory import agent_label
+from ._base import GuardListener
 
 __all__ = ["OpenTelemetryListener", "instrument"]
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .incident_reader import IncidentReader
+from ._reader import IncidentReader
 
 __all__ = ["Action", "Gap", "IncidentReader", "Supervisor", "SupervisorPolicy", "Trip"]
 

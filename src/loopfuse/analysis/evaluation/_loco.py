@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..guard import Guard
+from ...guard import Guard
 from ._corpora import Corpus, merge
 from ._scoring import Labeled, Score, guard_detector, score, verdict
 

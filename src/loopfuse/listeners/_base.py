@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .decision import Decision
+from ..decision import Decision
 
 __all__ = ["GuardListener"]
 

@@ -31,9 +31,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .calls import canonical_json
-from .config import GuardConfig
-from .guard import Guard
+from ..calls import canonical_json
+from ..config import GuardConfig
+from ..guard import Guard
 from .replay import ReplayDenial, ShadowAgent, shadow_config
 from .transcripts.model import ToolCall
 
