@@ -21,6 +21,8 @@ from ...guard import Guard
 from ._corpora import Corpus, merge
 from ._scoring import Labeled, Score, guard_detector, score, verdict
 
+__all__ = ["GRID", "Fold", "Grid", "config_for", "format_loco", "loco"]
+
 OFF: dict[str, Any] = {"enabled": False}
 _NEVER = 10**6
 MARGIN = 1.5  # a chosen limit is at least this times the tightest that spares the healthy runs
