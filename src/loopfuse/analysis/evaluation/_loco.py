@@ -35,15 +35,6 @@ GRID: dict[str, tuple[int, ...]] = {
     "near_duplicate.limit": (4, 5, 6, 8, 10),
     "cycle.min_repeats": (2, 3, 4, 5),
 }
-DEFAULTS: dict[str, int | None] = {
-    "circuit_breaker.duplicate_limit": 6,
-    "circuit_breaker.same_result_limit": 5,
-    "circuit_breaker.progress_limit": 8,
-    "same_error.limit": 10,
-    "same_error.identical_limit": 4,
-    "near_duplicate.limit": 8,
-    "cycle.min_repeats": 3,
-}
 Limits = Mapping[str, int | None]  # None: the rule is off
 Firsts = list[int | None]
 
