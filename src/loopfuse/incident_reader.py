@@ -1,4 +1,4 @@
-"""Old import path, kept working: the same objects as ``loopfuse.incidents._reader``."""
+"""Old import path, kept working: the same objects, now in ``loopfuse.incidents``."""
 
 from __future__ import annotations
 
