@@ -1,4 +1,4 @@
-"""Old import path, kept working: the same objects, now in ``loopfuse.incidents``."""
+"""Old import path, kept working: the same objects, now in ``loopfuse.incidents`` (``_supervisor``)."""
 
 from __future__ import annotations
 
