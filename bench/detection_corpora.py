@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from loopfuse import Guard
-from loopfuse.evaluation import (
+from loopfuse.analysis.evaluation import (
     Corpus,
     Labeled,
     Score,
@@ -24,7 +24,7 @@ from loopfuse.evaluation import (
     score_corpora,
     without_invalid,
 )
-from loopfuse.replay import replay_calls
+from loopfuse.analysis.replay import replay_calls
 
 
 def report(root: Path, configurations: Mapping[str, Mapping[str, Any]]) -> int:

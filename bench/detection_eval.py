@@ -7,7 +7,7 @@ then per corpus the loops the default misses or denies early and the healthy run
 then the leave-one-corpus-out table. Given one corpus folder (with labels.json), the
 single-corpus report below.
 
-Scoring is ``loopfuse.evaluation`` (the same as ``loopfuse eval``): every trajectory is
+Scoring is ``loopfuse.analysis.evaluation`` (the same as ``loopfuse eval``): every trajectory is
 replayed call by call, each agent role as its own agent, reporting each allowed call's
 result (the whole ``output``, ``ok``) as an adapter would. A loop run is caught when its
 first denial falls at or after ``loop_start``; any denial in a healthy run, or before
@@ -27,7 +27,15 @@ from pathlib import Path
 from typing import Any
 
 from loopfuse import Guard
-from loopfuse.evaluation import Labeled, Score, baselines, compare, load_corpus, score, score_detector
+from loopfuse.analysis.evaluation import (
+    Labeled,
+    Score,
+    baselines,
+    compare,
+    load_corpus,
+    score,
+    score_detector,
+)
 
 CORPORA = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"
 DEFAULT_CORPUS = CORPORA / "dev"

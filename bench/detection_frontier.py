@@ -22,7 +22,7 @@ from typing import Any
 from detection_eval import corpus_from
 
 from loopfuse import Guard
-from loopfuse.evaluation import Labeled, baselines, guard_detector, verdict
+from loopfuse.analysis.evaluation import Labeled, baselines, guard_detector, verdict
 
 OFF = {"enabled": False}
 Firsts = list[int | None]

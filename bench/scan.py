@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from loopfuse.scanstats import scan_calls
-from loopfuse.transcripts.base import ReadTally
-from loopfuse.transcripts.detect import sources
+from loopfuse.analysis.scanstats import scan_calls
+from loopfuse.analysis.transcripts.base import ReadTally
+from loopfuse.analysis.transcripts.detect import sources
 
 FILE_MB = 32
 TEXT = "The test still fails; let me look at the traceback again and read the module. " * 12

@@ -16,6 +16,7 @@ from .config import (
 )
 from .decision import Decision
 from .errors import ConfigError, LoopAbortedError, LoopBrakeError, LoopfuseError
+from .escalation import escalation_point
 from .guard import Guard
 from .incidents import Supervisor, SupervisorPolicy
 from .listeners import GuardListener
@@ -44,6 +45,7 @@ __all__ = [
     "call_digest",
     "canonical_json",
     "decorate_tool",
+    "escalation_point",
     "find_config_file",
     "load_config_file",
     "parse_config",

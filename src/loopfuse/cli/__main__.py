@@ -2,4 +2,6 @@ import sys
 
 from . import main
 
+__all__: list[str] = []
+
 sys.exit(main())

@@ -14,6 +14,8 @@ from ..errors import ConfigError
 from ..incidents import IncidentReader
 from .common import usage_error
 
+__all__ = ["register", "run"]
+
 MIN_INTERVAL, MAX_INTERVAL = 0.05, 5.0
 _HEADER = f"{'time':<20}  {'agent':<20} {'kind':<14} {'tool':<24} count/limit"
 

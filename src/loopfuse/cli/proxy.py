@@ -16,6 +16,8 @@ from ..errors import ConfigError
 from ..guard import Guard
 from .common import usage_error
 
+__all__ = ["register", "run"]
+
 EPILOG = """\
 examples:
   loopfuse proxy -- npx -y @modelcontextprotocol/server-filesystem ~/src

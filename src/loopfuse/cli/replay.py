@@ -18,6 +18,8 @@ from ..errors import ConfigError
 from ..guard import Guard
 from .common import shadow_guard, usage_error
 
+__all__ = ["register", "run"]
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("replay", help="replay recorded tool calls through a guard configuration")

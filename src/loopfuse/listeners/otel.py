@@ -1,6 +1,6 @@
 """OpenTelemetry for the guard: counters through the metrics API, span events per check.
 
-    from loopfuse.otel import instrument
+    from loopfuse.listeners.otel import instrument
     instrument(guard)          # uses the global meter provider; spans of the current context
 
 Metric attributes carry tool names, breaker kinds and fail-open reasons, never agent ids
@@ -14,7 +14,7 @@ from typing import Any
 try:
     from opentelemetry import metrics, trace
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
-    raise ImportError("loopfuse.otel needs OpenTelemetry: pip install 'loopfuse[otel]'") from exc
+    raise ImportError("loopfuse.listeners.otel needs OpenTelemetry: pip install 'loopfuse[otel]'") from exc
 
 from .. import __version__
 from ..decision import Decision

@@ -12,8 +12,16 @@ from collections.abc import Callable, Sequence
 
 from ...calls import canonical_json
 from ..transcripts.model import ToolCall
+from ._scoring import Detector
 
-Detector = Callable[[Sequence[ToolCall]], int | None]
+__all__ = [
+    "anchors",
+    "baselines",
+    "identical_failures",
+    "identical_in_a_row",
+    "identical_pairs",
+    "repeated_in_window",
+]
 
 
 def identical_in_a_row(limit: int) -> Detector:

@@ -10,6 +10,8 @@ from pathlib import Path
 from ..transcripts.base import ReadTally
 from ._scoring import Detector, Labeled, Score, TrajectoryResult, load_corpus, score_detector
 
+__all__ = ["Corpus", "format_corpora", "format_corpus_table", "load_corpora", "merge", "score_corpora"]
+
 TOTAL = "all"
 
 

@@ -21,6 +21,8 @@ from ...guard import Guard
 from ._corpora import Corpus, merge
 from ._scoring import Labeled, Score, guard_detector, score, verdict
 
+__all__ = ["GRID", "Fold", "Grid", "config_for", "format_loco", "loco"]
+
 OFF: dict[str, Any] = {"enabled": False}
 _NEVER = 10**6
 MARGIN = 1.5  # a chosen limit is at least this times the tightest that spares the healthy runs
@@ -32,15 +34,6 @@ GRID: dict[str, tuple[int, ...]] = {
     "same_error.identical_limit": (3, 4, 5, 6),
     "near_duplicate.limit": (4, 5, 6, 8, 10),
     "cycle.min_repeats": (2, 3, 4, 5),
-}
-DEFAULTS: dict[str, int | None] = {
-    "circuit_breaker.duplicate_limit": 6,
-    "circuit_breaker.same_result_limit": 5,
-    "circuit_breaker.progress_limit": 8,
-    "same_error.limit": 10,
-    "same_error.identical_limit": 4,
-    "near_duplicate.limit": 8,
-    "cycle.min_repeats": 3,
 }
 Limits = Mapping[str, int | None]  # None: the rule is off
 Firsts = list[int | None]

@@ -13,6 +13,8 @@ from ..transcripts.detect import read_path
 from ..transcripts.model import ToolCall
 from ..transcripts.normalized import looks_normalized, row_call
 
+__all__ = ["read_run"]
+
 
 def read_run(path: Path, tally: ReadTally | None = None) -> tuple[ToolCall, ...]:
     """The run's calls; a normalized file's calls carry the whole ``output`` as result."""

@@ -25,6 +25,25 @@ from ..transcripts.base import ReadTally
 from ..transcripts.model import ToolCall
 from ._read import read_run
 
+__all__ = [
+    "Comparison",
+    "Detector",
+    "GuardFactory",
+    "Labeled",
+    "Score",
+    "TrajectoryResult",
+    "compare",
+    "format_table",
+    "guard_detector",
+    "is_invalid",
+    "load_corpus",
+    "score",
+    "score_detector",
+    "score_many",
+    "verdict",
+    "without_invalid",
+]
+
 GuardFactory = Callable[[], Guard]
 Detector = Callable[[Sequence[ToolCall]], int | None]
 

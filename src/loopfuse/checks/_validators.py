@@ -7,8 +7,24 @@ import os
 import stat
 from typing import Any
 
-from .errors import ConfigError
-from .volatile import MASKS
+from ..errors import ConfigError
+from ..volatile import MASKS
+
+__all__ = [
+    "MAX_REPEATS_ENV",
+    "check_bool",
+    "check_choice",
+    "check_int",
+    "check_log_path",
+    "check_masks",
+    "check_names",
+    "check_number",
+    "check_optional_int",
+    "check_optional_str",
+    "check_template",
+    "fail",
+    "resolve_max_repeats",
+]
 
 MAX_REPEATS_ENV = "LOOPFUSE_MAX_REPEATS"
 _PLACEHOLDERS = {
@@ -106,31 +122,6 @@ def _parse_env_int(raw: str) -> int | None:
         return int(raw.strip())
     except ValueError:
         return None
-
-
-STORE_SCHEMES = ("memory://", "redis://", "rediss://", "unix://")
-STORE_ERROR_POLICIES = ("allow", "deny")
-
-
-def redacted(url: str) -> str:
-    """``url`` without its password, for logs and errors."""
-    scheme, sep, rest = url.partition("://")
-    if "@" in rest:
-        rest = "***@" + rest.rsplit("@", 1)[1]
-    return scheme + sep + rest
-
-
-def check_store_url(section: str, key: str, value: Any) -> str:
-    if not isinstance(value, str) or not value.startswith(STORE_SCHEMES):
-        shown = redacted(value) if isinstance(value, str) else value
-        raise fail(section, key, shown, "a URL starting with " + ", ".join(STORE_SCHEMES))
-    return value
-
-
-def check_store_policy(section: str, key: str, value: Any) -> str:
-    if value not in STORE_ERROR_POLICIES:
-        raise fail(section, key, value, "'allow' (fail open) or 'deny'")
-    return str(value)
 
 
 def check_log_path(section: str, key: str, value: Any) -> str | None:

@@ -1,0 +1,47 @@
+"""Checks on configuration values, by topic: value validators (``_validators``), the store's
+URL schemes and failure policies (``_store_urls``), and URL redaction (``_redaction``).
+
+Each validator returns the value or raises a ``ConfigError`` naming the section, the key, the
+value and what is allowed.
+"""
+
+from __future__ import annotations
+
+from ._redaction import redacted
+from ._store_urls import STORE_ERROR_POLICIES, STORE_SCHEMES, check_store_policy, check_store_url
+from ._validators import (
+    MAX_REPEATS_ENV,
+    check_bool,
+    check_choice,
+    check_int,
+    check_log_path,
+    check_masks,
+    check_names,
+    check_number,
+    check_optional_int,
+    check_optional_str,
+    check_template,
+    fail,
+    resolve_max_repeats,
+)
+
+__all__ = [
+    "MAX_REPEATS_ENV",
+    "STORE_ERROR_POLICIES",
+    "STORE_SCHEMES",
+    "check_bool",
+    "check_choice",
+    "check_int",
+    "check_log_path",
+    "check_masks",
+    "check_names",
+    "check_number",
+    "check_optional_int",
+    "check_optional_str",
+    "check_store_policy",
+    "check_store_url",
+    "check_template",
+    "fail",
+    "redacted",
+    "resolve_max_repeats",
+]
