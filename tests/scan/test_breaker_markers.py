@@ -7,14 +7,14 @@ from pathlib import Path
 from typing import get_args
 
 from loopfuse import Guard, parse_config
+from loopfuse.analysis.replay import shadow_config
+from loopfuse.analysis.scanreport import timeline_svg
+from loopfuse.analysis.scanstats import TIMELINE_POINTS, scan_calls
 from loopfuse.breakers.build import build_breakers
 from loopfuse.cli.scan import breaker_configs
 from loopfuse.cli.scan_charts import breaker_markers, breaker_sections
 from loopfuse.config import GuardConfig
 from loopfuse.decision import Kind
-from loopfuse.replay import shadow_config
-from loopfuse.scanreport import timeline_svg
-from loopfuse.scanstats import TIMELINE_POINTS, scan_calls
 from loopfuse.transcripts.base import ReadTally
 from loopfuse.transcripts.detect import sources
 from loopfuse.transcripts.model import ToolCall

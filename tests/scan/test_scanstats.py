@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from loopfuse import Guard, parse_config
+from loopfuse.analysis.replay import shadow_config
+from loopfuse.analysis.scanstats import COUNT_CAP, CallStats, scan_calls, worst_first
 from loopfuse.cli.scan_charts import ChartedRows
-from loopfuse.replay import shadow_config
-from loopfuse.scanstats import COUNT_CAP, CallStats, scan_calls, worst_first
 from loopfuse.transcripts.model import ToolCall
 
 

@@ -12,10 +12,10 @@ import pytest
 from tests.scan.conftest import FIXTURES, SHARED
 
 from loopfuse import Guard, parse_config
+from loopfuse.analysis.replay import replay_calls, shadow_config
+from loopfuse.analysis.scanstats import scan_calls
 from loopfuse.config import GuardConfig
 from loopfuse.evaluation import guard_detector
-from loopfuse.replay import replay_calls, shadow_config
-from loopfuse.scanstats import scan_calls
 from loopfuse.transcripts.base import ReadTally
 from loopfuse.transcripts.detect import Source, read_source, sources
 

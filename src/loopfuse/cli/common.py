@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
+from ..analysis.replay import shadow_config
 from ..config import GuardConfig, find_config_file, parse_config, parse_config_file
 from ..guard import Guard
-from ..analysis.replay import shadow_config
 
 __all__ = ["found_config", "shadow_guard", "usage_error"]
 
