@@ -85,9 +85,11 @@ class CircuitBreakerConfig:
     result_limit: int | None = None
     same_result_limit: int = 5
     progress_limit: int | None = None
+    warn_at: int = 0
 
     def __post_init__(self) -> None:
         s = "circuit_breaker"
+        check_int(s, "warn_at", self.warn_at, 0)
         check_bool(s, "enabled", self.enabled)
         check_bool(s, "result_aware", self.result_aware)
         check_int(s, "duplicate_limit", self.duplicate_limit, 1)
@@ -116,8 +118,10 @@ class LoopBrakeConfig:
     enabled: bool = True
     max_repeats: int | None = None
     result_aware: bool = False
+    warn_at: int = 0
 
     def __post_init__(self) -> None:
+        check_int("loop_brake", "warn_at", self.warn_at, 0)
         check_bool("loop_brake", "enabled", self.enabled)
         check_bool("loop_brake", "result_aware", self.result_aware)
         resolved = resolve_max_repeats(self.max_repeats, "[loop_brake] max_repeats")

@@ -32,7 +32,9 @@ class Decision:
     ``limit`` (such as ``circuit_breaker.same_result_limit``; empty for a custom breaker's
     denial). ``escalate`` becomes true once the
     agent has been denied ``abort_after_denials`` times in a row: the adapter then stops
-    the run. ``shadow`` is true when a denial was only logged (shadow mode).
+    the run. ``shadow`` is true when a denial was only logged (shadow mode). ``warning`` is
+    set on an allowed call that a breaker's ``warn_at`` reached: the adapter adds it to the
+    tool's result, so the model reads it with what the call returned.
     """
 
     allowed: bool
@@ -44,6 +46,7 @@ class Decision:
     escalate: bool = False
     shadow: bool = False
     rule: str = ""
+    warning: str | None = None
 
     def __bool__(self) -> bool:
         return self.allowed

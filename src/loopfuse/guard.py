@@ -12,7 +12,8 @@ from ._awaited import AwaitedCalls
 from ._guard_events import GuardEvents
 from .agents import AgentIdentityError
 from .breakers import Breaker
-from .breakers.build import build_breakers
+from .breakers._warn import WARNING_TEXT
+from .breakers.build import build_breakers, build_warners
 from .breakers.invalid import INVALID_TOOL, InvalidTurnBreaker
 from .calls import CallKey
 from .checks import check_store_policy
@@ -63,6 +64,7 @@ class Guard:
         self.config = config if config is not None else GuardConfig()
         cb, settings = self.config.circuit_breaker, self.config.guard
         breakers = (*build_breakers(self.config), *breakers)
+        warners = build_warners(self.config)
         self._guard_all = bool(breakers)
         invalid = self.config.invalid
         abort_after = settings.abort_after_denials
@@ -79,7 +81,7 @@ class Guard:
         self._allow_cache: dict[str, Decision] = {}
         self._overrides = Overrides()
         self._awaited = AwaitedCalls()
-        spec = store_spec(self.config, breakers, clock, self._result_lost)
+        spec = store_spec(self.config, breakers, clock, self._result_lost, warners)
         self._store: Store = open_store(store or self.config.store.url, spec)
         policy = on_store_error or self.config.store.on_store_error
         self._on_store_error = check_store_policy("store", "on_store_error", policy)
@@ -409,7 +411,7 @@ class Guard:
         denial = outcome.denial
         if denial is None:
             self._stats.allowed()
-            decision = self._allowed(tool)
+            decision = self._allowed(tool) if outcome.warning is None else self._warned(tool, outcome.warning)
             if self._awaited.active:
                 self._awaited.keep(args, call)
         else:
@@ -429,6 +431,23 @@ class Guard:
         if self.listeners:
             self._notify("on_check", decision, agent)
         return decision
+
+    def _warned(self, tool: str, warning: Denial) -> Decision:
+        """An allowed call with the warning a breaker's ``warn_at`` gives (none in shadow mode:
+        shadow never changes what the model sees)."""
+        self._stats.warning(warning.kind)
+        if self._shadow:
+            return self._allowed(tool)
+        limit = self._configured_limit(warning.rule, tool) or warning.limit
+        text = WARNING_TEXT.format(tool=tool, kind=warning.kind, count=warning.count, limit=limit)
+        return Decision(True, tool, warning=text)
+
+    def _configured_limit(self, rule: str, tool: str) -> int | None:
+        """The value the user configured for ``rule`` (``section.key``), where it names one."""
+        section, _, key = rule.partition(".")
+        holder = self.config.tools.get(tool) if section == "tools" else self.config.section(section)
+        value = getattr(holder, key, None)
+        return value if isinstance(value, int) else None
 
     def _message(self, tool: str, denial: Denial) -> str:
         windows = self.config.circuit_breaker.window, self.config.near_duplicate.window

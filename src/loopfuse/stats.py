@@ -18,6 +18,7 @@ class GuardStats:
         self._escalations = 0
         self._denials: Counter[str] = Counter()
         self._fail_open: Counter[str] = Counter()
+        self._warnings: Counter[str] = Counter()
 
     def allowed(self) -> None:
         with self._lock:
@@ -33,6 +34,11 @@ class GuardStats:
             self._checks += 1
             self._denials[kind] += 1
             self._escalations += escalated
+
+    def warning(self, kind: str) -> None:
+        """An allowed call that a breaker's ``warn_at`` reached (the check is counted as allowed)."""
+        with self._lock:
+            self._warnings[kind] += 1
 
     def fail_open(self, reason: str, checked: bool = True) -> None:
         """An event the guard could not judge; ``checked`` when it was a call's check."""
@@ -50,4 +56,5 @@ class GuardStats:
                 "denied": sum(self._denials.values()),
                 "denials": dict(self._denials),
                 "fail_open": dict(self._fail_open),
+                "warnings": dict(self._warnings),
             }

@@ -31,11 +31,12 @@ RESULTS_CONFIG = {
         "result_limit": 4,
         "same_result_limit": 3,
         "progress_limit": 6,
+        "warn_at": 2,
     },
-    "loop_brake": {"max_repeats": 2, "result_aware": True},
-    "same_error": {"limit": 3, "identical_limit": 2},
-    "stall": {"limit": 2, "error_limit": 2, "window": 3},
-    "near_duplicate": {"limit": 2, "window": 5},
+    "loop_brake": {"max_repeats": 2, "result_aware": True, "warn_at": 1},
+    "same_error": {"limit": 3, "identical_limit": 2, "warn_at": 1},
+    "stall": {"limit": 2, "error_limit": 2, "window": 3, "warn_at": 1},
+    "near_duplicate": {"limit": 2, "window": 5, "warn_at": 1},
     "cycle": {"max_period": 3, "min_repeats": 2},
     "tools": {"grep": {"duplicate_limit": 2, "near_duplicate_limit": 3}},
     "invalid": {"limit": 2},
@@ -84,7 +85,7 @@ def answer(guard: Guard, listener: LastFirst, tool: str, args: Any, agent: str) 
 
 
 def seen(d: Decision, listener: LastFirst) -> tuple[Any, ...]:
-    return d.allowed, d.kind, d.count, d.limit, d.escalate, d.message, listener.first
+    return d.allowed, d.kind, d.count, d.limit, d.escalate, d.message, d.warning, listener.first
 
 
 def call_args(arg: int | str) -> dict[str, Any]:

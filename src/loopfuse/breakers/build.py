@@ -6,7 +6,7 @@ from ..config import GuardConfig
 from . import Breaker
 from .registry import REGISTRY
 
-__all__ = ["build_breakers"]
+__all__ = ["build_breakers", "build_warners"]
 
 
 def build_breakers(config: GuardConfig) -> tuple[Breaker, ...]:
@@ -15,3 +15,16 @@ def build_breakers(config: GuardConfig) -> tuple[Breaker, ...]:
     ``near_duplicate``, ``cycle``: cheapest and most certain first."""
     built = (cls.from_config(config) for cls in REGISTRY.values())
     return tuple(b for b in built if b is not None)
+
+
+def build_warners(config: GuardConfig) -> tuple[Breaker, ...]:
+    """For each breaker whose section sets ``warn_at``, its copy with limits lowered to it
+    (``warned``), in the registry's order: where one would deny and no breaker does, the
+    call runs with a warning."""
+    warners: list[Breaker] = []
+    for cls in REGISTRY.values():
+        breaker = cls.from_config(config)
+        warn_at = getattr(config.section(cls.section), "warn_at", 0) if breaker is not None else 0
+        if warn_at and hasattr(breaker, "warned"):
+            warners.append(breaker.warned(warn_at))
+    return tuple(warners)

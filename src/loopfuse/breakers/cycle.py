@@ -10,6 +10,7 @@ from ..checks import check_bool, check_int, fail
 from ..decision import Denial, Kind
 from ..state import AgentState, CycleTrack, ToolResult
 from ._text import CHANGE
+from ._warn import lowered
 
 if TYPE_CHECKING:
     from ..config import GuardConfig
@@ -27,9 +28,12 @@ class CycleConfig:
     min_repeats: int = 3
     result_aware: bool = True
     only_with_results: bool = True
+    warn_at: int = 0
 
     def __post_init__(self) -> None:
         s = "cycle"
+        if self.warn_at != 0:
+            check_int(s, "warn_at", self.warn_at, 2)
         for key in ("enabled", "result_aware", "only_with_results"):
             check_bool(s, key, getattr(self, key))
         period = self.max_period
@@ -132,6 +136,10 @@ class CycleBreaker:
     def allowed_repeats(self) -> int | None:
         """One call again and again is no block of distinct calls."""
         return None
+
+    def warned(self, warn_at: int) -> CycleBreaker:
+        """This breaker with its limits at most ``warn_at``: where it denies, the guard warns."""
+        return lowered(self, ("min_repeats",), warn_at)
 
     def lua_settings(self) -> tuple[int, ...]:
         return (self.max_period, self.min_repeats, int(self.result_aware), int(self.only_with_results))

@@ -10,6 +10,7 @@ from ..decision import Denial, Kind
 from ..state import AgentState, ToolResult
 from ..volatile import pair_key
 from ._text import CHANGE, NEW
+from ._warn import lowered
 
 if TYPE_CHECKING:
     from ..config import GuardConfig
@@ -152,6 +153,10 @@ class WindowBreaker:
         return min(
             n for n in (self.result_limit or self.limit, self.same_result_limit, self.progress_limit) if n
         )
+
+    def warned(self, warn_at: int) -> WindowBreaker:
+        """This breaker with its limits at most ``warn_at``: where it denies, the guard warns."""
+        return lowered(self, ("limit", "result_limit", "same_result_limit", "progress_limit"), warn_at)
 
     def lua_settings(self) -> tuple[int, ...]:
         return (int(self.result_aware), self.same_result_limit, self.progress_limit)

@@ -12,6 +12,7 @@ from ..decision import Denial, Kind
 from ..state import AgentState, CountingWindow, ResultBook, ToolResult
 from ..volatile import pair_key
 from ._text import CHANGE
+from ._warn import lowered
 
 if TYPE_CHECKING:
     from ..config import GuardConfig
@@ -36,9 +37,11 @@ class NearDuplicateConfig:
     volatile_keys: tuple[str, ...] = DEFAULT_VOLATILE_KEYS
     result_aware: bool = True
     only_with_results: bool = True
+    warn_at: int = 0
 
     def __post_init__(self) -> None:
         s = "near_duplicate"
+        check_int(s, "warn_at", self.warn_at, 0)
         for key in ("enabled", "result_aware", "only_with_results"):
             check_bool(s, key, getattr(self, key))
         check_int(s, "limit", self.limit, 1)
@@ -142,6 +145,10 @@ class NearDuplicateBreaker:
         if not self.result_aware and self.only_with_results:
             return None
         return self.limit + self.only_with_results
+
+    def warned(self, warn_at: int) -> NearDuplicateBreaker:
+        """This breaker with its limits at most ``warn_at``: where it denies, the guard warns."""
+        return lowered(self, ("limit",), warn_at)
 
     def lua_settings(self) -> tuple[int, ...]:
         return (self.window, int(self.result_aware), int(self.only_with_results))

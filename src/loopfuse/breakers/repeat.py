@@ -8,6 +8,7 @@ from ..calls import CallKey
 from ..decision import Denial, Kind
 from ..state import AgentState, ToolResult
 from ._text import CHANGE
+from ._warn import lowered
 
 if TYPE_CHECKING:
     from ..config import GuardConfig
@@ -73,6 +74,10 @@ class RepeatBreaker:
     def allowed_repeats(self) -> int | None:
         """How many identical calls, each with the same successful result, it allows."""
         return self.max_repeats
+
+    def warned(self, warn_at: int) -> RepeatBreaker:
+        """This breaker with its limits at most ``warn_at``: where it denies, the guard warns."""
+        return lowered(self, ("max_repeats",), warn_at)
 
     def lua_settings(self) -> tuple[int, ...]:
         return (self.max_repeats, int(self.result_aware))

@@ -11,6 +11,7 @@ from ..checks import check_bool, check_int
 from ..decision import Denial, Kind
 from ..state import AgentState, ToolResult
 from ._text import CHANGE
+from ._warn import lowered
 
 if TYPE_CHECKING:
     from ..config import GuardConfig
@@ -25,8 +26,10 @@ class SameErrorConfig:
     enabled: bool = True
     limit: int = 10
     identical_limit: int = 4
+    warn_at: int = 0
 
     def __post_init__(self) -> None:
+        check_int("same_error", "warn_at", self.warn_at, 0)
         check_bool("same_error", "enabled", self.enabled)
         check_int("same_error", "limit", self.limit, 1)
         check_int("same_error", "identical_limit", self.identical_limit, 0)
@@ -112,6 +115,10 @@ class SameErrorBreaker:
     def allowed_repeats(self) -> int | None:
         """Successful results never move it."""
         return None
+
+    def warned(self, warn_at: int) -> SameErrorBreaker:
+        """This breaker with its limits at most ``warn_at``: where it denies, the guard warns."""
+        return lowered(self, ("limit", "identical_limit"), warn_at)
 
     def lua_settings(self) -> tuple[int, ...]:
         return (self.limit, self.identical_limit)

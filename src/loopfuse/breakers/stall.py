@@ -20,6 +20,7 @@ from ..decision import Denial, Kind
 from ..state import AgentState, RecentDigests, ToolResult
 from ..volatile import pair_key
 from ._text import CHANGE
+from ._warn import lowered
 
 if TYPE_CHECKING:
     from ..config import GuardConfig
@@ -38,8 +39,10 @@ class StallConfig:
     limit: int = 8
     error_limit: int = 4
     window: int = 32
+    warn_at: int = 0
 
     def __post_init__(self) -> None:
+        check_int("stall", "warn_at", self.warn_at, 0)
         check_bool("stall", "enabled", self.enabled)
         check_int("stall", "limit", self.limit, 0)
         check_int("stall", "error_limit", self.error_limit, 0)
@@ -127,6 +130,10 @@ class StallBreaker:
     def allowed_repeats(self) -> int | None:
         """How many identical calls, each with the same successful result, it allows."""
         return self.limit or None
+
+    def warned(self, warn_at: int) -> StallBreaker:
+        """This breaker with its limits at most ``warn_at``: where it denies, the guard warns."""
+        return lowered(self, ("limit", "error_limit"), warn_at)
 
     def lua_settings(self) -> tuple[int, ...]:
         return (self.limit, self.error_limit, self.window)

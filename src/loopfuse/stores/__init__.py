@@ -89,6 +89,7 @@ def _from_url(url: str, spec: StoreSpec) -> Store:
             idle_seconds=spec.idle_seconds,
             abort_after=spec.abort_after,
             clock=spec.clock,
+            warners=spec.warners,
         )
     if url.startswith(("redis://", "rediss://", "unix://")):
         from .redis import RedisStore
@@ -104,6 +105,7 @@ def store_spec(
     breakers: tuple[Breaker, ...],
     clock: Callable[[], float],
     lost: Callable[[str, Any, StoreUnavailableError], None],
+    warners: tuple[Breaker, ...] = (),
 ) -> StoreSpec:
     """What a store needs from a guard's configuration; ``lost`` hears of results it dropped."""
     settings, store = config.guard, config.store
@@ -120,5 +122,6 @@ def store_spec(
         pool_timeout=store.pool_timeout,
         clock=clock,
         result_flush_delay=store.result_flush_delay,
+        warners=warners,
         on_result_lost=lost,
     )

@@ -46,6 +46,7 @@ class StoreSpec:
     clock: Callable[[], float] = field(default=time.monotonic)
     result_flush_delay: float = 0.5
     on_result_lost: Callable[[str, Any, StoreUnavailableError], None] | None = None
+    warners: tuple[Breaker, ...] = ()  # breakers' copies at their warn_at (breakers.build_warners)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +63,7 @@ class Outcome:
     first: bool = False
     escalate: bool = False
     escalation_start: bool | None = None
+    warning: Denial | None = None  # an allowed call a warner would deny (``[...] warn_at``)
 
 
 ALLOWED = Outcome(None)

@@ -133,8 +133,10 @@ class MemoryStore:
         idle_seconds: float,
         abort_after: int | None,
         clock: Callable[[], float] = time.monotonic,
+        warners: tuple[Breaker, ...] = (),
     ) -> None:
         self._breakers = breakers
+        self._warners = warners
         self._recorders = tuple(b for b in breakers if getattr(b, "records", True))
         self._abort_after = abort_after
         self._agents = AgentRegistry(window, max_agents, idle_seconds, clock)
@@ -152,6 +154,7 @@ class MemoryStore:
                     breaker.refused(state, call)
                     state.end_wait(call.key)
                     return self._denied(state, denial)
+            warning = self._warning(state, call) if self._warners else None
             state.calls += 1
             state.denials_in_row = 0
             for breaker in self._recorders:
@@ -160,7 +163,15 @@ class MemoryStore:
                 state.results.pushed(call.key, state.window.pushed - 1)
             else:
                 state.awaited = call.key
-        return ALLOWED
+        return ALLOWED if warning is None else Outcome(None, warning=warning)
+
+    def _warning(self, state: AgentState, call: CallKey) -> Denial | None:
+        """The first warner that would deny the allowed ``call``, judged before it is recorded."""
+        for warner in self._warners:
+            denial = warner.check(state, call)
+            if denial is not None:
+                return denial
+        return None
 
     async def adecide(self, agent: Any, call: CallKey) -> Outcome | None:
         return self.decide(agent, call)

@@ -121,7 +121,7 @@ class RedisStore:
         self._key_prefix = self._prefix if self._prefix is not None else spec.prefix
         expiry = self._idle_expiry if self._idle_expiry is not None else spec.idle_seconds
         self._ttl_ms = max(1, round(expiry * 1000))
-        self._scripts = ScriptSet(breakers, spec.window, self._ttl_ms)
+        self._scripts = ScriptSet(breakers, spec.window, self._ttl_ms, spec.warners)
         self._source = self._scripts.decide
         if self._client is None:
             url, options = self._pool_options()
@@ -319,6 +319,13 @@ class RedisStore:
         self._retry_at = 0.0
         if reply == 0:
             return ALLOWED
+        if reply[0] == 0:  # allowed, with the warning of a breaker's warn_at
+            _, kind, count, limit, code = reply
+            name = cast(Kind, _text(kind))
+            return Outcome(
+                None,
+                warning=Denial(name, int(count), int(limit), self._scripts.rule(name, _text(code), tool)),
+            )
         kind, count, limit, first, denials, code = reply
         name = cast(Kind, _text(kind))
         denial = Denial(name, int(count), int(limit), self._scripts.rule(name, _text(code), tool))

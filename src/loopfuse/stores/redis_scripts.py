@@ -39,7 +39,7 @@ INVALID_SCRIPT = _source("invalid")
 def supported_breakers(spec: StoreSpec) -> tuple[Breaker, ...]:
     """``spec.breakers``, all of which the Redis store evaluates; ``ConfigError`` names any
     breaker of another kind (a custom one)."""
-    unsupported = sorted({b.kind for b in spec.breakers if not _registered(b)})
+    unsupported = sorted({b.kind for b in (*spec.breakers, *spec.warners) if not _registered(b)})
     if unsupported:
         raise ConfigError(
             f"the Redis store cannot evaluate the breaker(s) {', '.join(unsupported)}: "
@@ -57,11 +57,13 @@ def _registered(breaker: Breaker) -> bool:
 class ScriptSet:
     """The sources of both scripts for one guard, and the arguments of each round trip."""
 
-    def __init__(self, breakers: tuple[Breaker, ...], window: int, ttl_ms: int) -> None:
-        header = f"local size, ttl, breakers = {window}, {ttl_ms}, {{{_settings(breakers)}}}\n"
-        fragments = "".join(
-            _source(f"breakers/{b.kind}") for b in breakers if REGISTRY[b.kind].lua == "fragment"
-        )
+    def __init__(
+        self, breakers: tuple[Breaker, ...], window: int, ttl_ms: int, warners: tuple[Breaker, ...] = ()
+    ) -> None:
+        settings = ", ".join(filter(None, (_settings(breakers), _settings(warners))))
+        header = f"local size, ttl, breakers = {window}, {ttl_ms}, {{{settings}}}\n"
+        kinds = dict.fromkeys(b.kind for b in breakers if REGISTRY[b.kind].lua == "fragment")
+        fragments = "".join(_source(f"breakers/{kind}") for kind in kinds)
         applied = header + _COMMON + fragments + _OBSERVE + _PENDING
         self.decide, self.flush = applied + _DECIDE, applied + _FLUSH
         windows = [b for b in breakers if isinstance(b, WindowBreaker)]
@@ -137,5 +139,14 @@ def _tool_id(tool: str) -> bytes:
 
 
 def _settings(breakers: tuple[Breaker, ...]) -> str:
+    """Each breaker as ``{kind, setting...}``; a warner (a copy at ``warn_at``) ends with
+    ``warn = <warn_at>``: the scripts let it warn, never deny or record."""
     units: list[Any] = list(breakers)
-    return ", ".join("{" + ", ".join([f"'{b.kind}'", *map(str, b.lua_settings())]) + "}" for b in units)
+    return ", ".join(
+        "{" + ", ".join([f"'{b.kind}'", *map(str, b.lua_settings()), *_warn(b)]) + "}" for b in units
+    )
+
+
+def _warn(breaker: Any) -> list[str]:
+    warn_at = getattr(breaker, "warn_at", 0)
+    return [f"warn = {warn_at}"] if warn_at else []

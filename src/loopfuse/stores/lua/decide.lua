@@ -105,7 +105,10 @@ local function touch()
   end
 end
 
--- Evaluate the breakers in order; the first denial wins and records nothing else.
+-- Evaluate the breakers in order; the first denial wins and records nothing else. A warner
+-- (b.warn set: a breaker's copy at its warn_at, after every breaker) only notes the first
+-- warning of an allowed call.
+local warning = nil
 for _, b in ipairs(breakers) do
   local kind, count, limit, rule = b[1], nil, nil, ''
   if kind == 'cap' then
@@ -119,6 +122,7 @@ for _, b in ipairs(breakers) do
       pair = v and string.sub(v, 1, 8)
     end
     if pair then n, limit = n + count_in(ring, pair), result_limit end
+    if b.warn then limit = math.min(limit, b.warn) end
     if n >= limit then
       count, rule = n, pair and 'result' or 'window'
     elseif pair and run_key == key then
@@ -147,7 +151,8 @@ for _, b in ipairs(breakers) do
         local v = redis.call('HGET', KEYS[6], near)
         if v then n = n + count_in(near_ring, string.sub(v, 1, 8)) end
       end
-      if n >= near_limit then count, limit = n, near_limit end
+      local at = b.warn and math.min(near_limit, b.warn) or near_limit
+      if n >= at then count, limit = n, at end
     end
   elseif kind == 'cycle' then
     local n, repeats = #history / 8, b[3]
@@ -166,7 +171,9 @@ for _, b in ipairs(breakers) do
     count, limit, rule = UNITS[kind].check(b, key, tool)
     rule = rule or ''
   end
-  if count then
+  if count and b.warn then
+    warning = warning or {0, kind, count, limit, rule}
+  elseif count then
     local first = redis.call('HSETNX', state, 'first:' .. kind, 1)
     if kind == 'repeat' then
       redis.call('HSET', state, 'denials', denials + 1, 'streak', streak + 1, 'stale', stale + 1)
@@ -195,7 +202,7 @@ local function put(field, value, old)
 end
 put('denials', 0, denials)
 for _, b in ipairs(breakers) do
-  local kind = b[1]
+  local kind = not b.warn and b[1]
   if kind == 'duplicate' then
     -- Append the call's key to the window; once full, overwrite the oldest entry.
     local full = size * 8
@@ -267,4 +274,4 @@ else
 end
 redis.call('HSET', state, unpack(out))
 touch()
-return 0
+return warning or 0

@@ -145,7 +145,7 @@ local function observe(r)
     return 0
   end
   for _, b in ipairs(breakers) do
-    local kind = b[1]
+    local kind = not b.warn and b[1]
     if kind == 'duplicate' then
       observe_window(b, index)
     elseif kind == 'repeat' then

@@ -1,0 +1,35 @@
+"""The warning rung: a breaker's copy with its limits lowered to ``warn_at``.
+
+Checks are pure, so the copy can judge the same state as the breaker itself: where the copy
+would deny and every breaker allows, the call runs with a warning added to its result.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, TypeVar
+
+__all__ = ["WARNING_TEXT", "lowered"]
+
+B = TypeVar("B")
+
+WARNING_TEXT = (
+    "[loopfuse warning: this {tool} call ran, but it repeats a pattern that is not making "
+    "progress ({kind}: {count} times; refused at {limit}). Change your approach now, or "
+    "report to the user what is blocking you.]"
+)
+
+
+def lowered(breaker: B, limits: tuple[str, ...], warn_at: int) -> B:
+    """A copy of ``breaker`` whose positive ``limits`` (and per-tool limits) are at most
+    ``warn_at``; it never records, and carries ``warn_at`` for the Redis script."""
+    warner: Any = copy.copy(breaker)
+    for name in limits:
+        value = getattr(warner, name)
+        if value:
+            setattr(warner, name, min(value, warn_at))
+    tool_limits = getattr(warner, "tool_limits", None)
+    if tool_limits:
+        warner.tool_limits = {tool: min(n, warn_at) for tool, n in tool_limits.items()}
+    warner.warn_at = warn_at
+    return warner  # type: ignore[no-any-return]
