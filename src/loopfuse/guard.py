@@ -5,11 +5,12 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, TypeVar, overload
 
 from ._awaited import AwaitedCalls
 from ._guard_events import GuardEvents
+from ._rounds import Rounds
 from .agents import AgentIdentityError
 from .breakers import Breaker
 from .breakers._warn import WARNING_TEXT
@@ -81,6 +82,8 @@ class Guard:
         self._allow_cache: dict[str, Decision] = {}
         self._overrides = Overrides()
         self._awaited = AwaitedCalls()
+        cycle = self.config.cycle
+        self._rounds = Rounds(settings.max_agents, cycle.min_repeats if cycle.enabled else None)
         spec = store_spec(self.config, breakers, clock, self._result_lost, warners)
         self._store: Store = open_store(store or self.config.store.url, spec)
         policy = on_store_error or self.config.store.on_store_error
@@ -114,9 +117,14 @@ class Guard:
         found = find_config_file(path)
         return cls.from_file(found, **kwargs) if found is not None else cls(**kwargs)
 
-    def check(self, tool: str, args: Any = None, agent: Any = "default") -> Decision:
+    def check(
+        self, tool: str, args: Any = None, agent: Any = "default", *, round: Hashable | None = None
+    ) -> Decision:
         """Whether ``agent`` may call ``tool`` with ``args`` now; records the call if so.
 
+        ``round`` names the model turn that issued the call, when the host knows it (any
+        hashable id): identical calls of one round count once, and a round repeating the
+        previous round's whole set of calls is a repeated round (``loopfuse._rounds``).
         Never raises on the caller's objects: what cannot be judged is allowed (fail open)."""
         if self._overrides and self._overrides.take(agent, tool):
             return self._overridden(tool)
@@ -124,15 +132,28 @@ class Guard:
             call = self._call_key(tool, args, agent)
             if call is None:
                 return self._allowed(tool)
-            try:
-                outcome = self._store.decide(agent, call)
-            except (StoreUnavailableError, AgentIdentityError) as exc:
-                return self._store_refused(exc, call, args, agent)
-            return self._decision(call, args, agent, self._store_answered(outcome))
+            if round is not None:
+                deny = self._round_denial(call, args, agent)
+                return self._rounds.check(
+                    agent, round, call.key, lambda: self._decide(call, args, agent), deny
+                )
+            return self._decide(call, args, agent)
         except Exception as exc:  # a caller's object raised where nothing else caught it
             return self._unexpected(exc, tool, agent)
 
-    async def acheck(self, tool: str, args: Any = None, agent: Any = "default") -> Decision:
+    def _decide(self, call: CallKey, args: Any, agent: Any) -> Decision:
+        try:
+            outcome = self._store.decide(agent, call)
+        except (StoreUnavailableError, AgentIdentityError) as exc:
+            return self._store_refused(exc, call, args, agent)
+        return self._decision(call, args, agent, self._store_answered(outcome))
+
+    def _round_denial(self, call: CallKey, args: Any, agent: Any) -> Callable[[Denial, bool], Decision]:
+        return lambda denial, first: self._decision(call, args, agent, Outcome(denial, first))
+
+    async def acheck(
+        self, tool: str, args: Any = None, agent: Any = "default", *, round: Hashable | None = None
+    ) -> Decision:
         """``check`` for async hosts."""
         if self._overrides and self._overrides.take(agent, tool):
             return self._overridden(tool)
@@ -140,13 +161,20 @@ class Guard:
             call = self._call_key(tool, args, agent)
             if call is None:
                 return self._allowed(tool)
-            try:
-                outcome = await self._store.adecide(agent, call)
-            except (StoreUnavailableError, AgentIdentityError) as exc:
-                return self._store_refused(exc, call, args, agent)
-            return self._decision(call, args, agent, self._store_answered(outcome))
+            if round is not None:
+                deny = self._round_denial(call, args, agent)
+                decide = lambda: self._adecide(call, args, agent)  # noqa: E731
+                return await self._rounds.acheck(agent, round, call.key, decide, deny)
+            return await self._adecide(call, args, agent)
         except Exception as exc:  # a caller's object raised where nothing else caught it
             return self._unexpected(exc, tool, agent)
+
+    async def _adecide(self, call: CallKey, args: Any, agent: Any) -> Decision:
+        try:
+            outcome = await self._store.adecide(agent, call)
+        except (StoreUnavailableError, AgentIdentityError) as exc:
+            return self._store_refused(exc, call, args, agent)
+        return self._decision(call, args, agent, self._store_answered(outcome))
 
     def record_result(
         self,
@@ -312,6 +340,7 @@ class Guard:
 
     def forget(self, agent: Any) -> None:
         """Drop everything the guard keeps for ``agent``."""
+        self._rounds.forget(agent)
         try:
             self._store.forget(agent)
         except AgentIdentityError:

@@ -1,0 +1,139 @@
+"""Rounds: the calls one model turn issues together (parallel tool calls).
+
+A host that knows the turn passes ``round=`` to ``Guard.check``. Identical calls in one round
+count once: the second gets the first one's decision and reaches no breaker. A round that
+repeats the previous round's whole set of calls, in any order, is a repeated round; once a
+set of two or more calls has run ``cycle.min_repeats`` rounds in a row, the next round's
+calls of that set are denied as a cycle. Rounds are kept in this process (a turn is issued by one host process),
+bounded per agent and in the number of agents.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Any
+
+from .decision import Decision, Denial
+
+__all__ = ["Rounds"]
+
+_ROUND_CALLS = 256  # distinct calls followed per round; past them, calls count as usual
+
+
+class _AgentRounds:
+    __slots__ = ("alock", "current", "decisions", "first_denied", "lock", "previous", "round", "streak")
+
+    def __init__(self, round_id: Hashable) -> None:
+        self.lock = threading.Lock()  # held across one check of this agent, so that identical
+        self.alock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None  # calls of one
+        # round are decided one at a time (async: a lock of the running event loop)
+        self.round = round_id
+        self.decisions: dict[int, Decision] = {}
+        self.current: set[int] = set()
+        self.previous: frozenset[int] = frozenset()
+        self.streak = 0  # rounds in a row, up to the previous one, whose set equals the one before
+        self.first_denied = False
+
+    def start(self, round_id: Hashable) -> None:
+        """Close the current round and start ``round_id``."""
+        same = bool(self.current) and self.current == self.previous
+        self.streak = self.streak + 1 if same else 0
+        self.previous = frozenset(self.current)
+        self.round, self.current, self.decisions = round_id, set(), {}
+
+
+Deny = Callable[[Denial, bool], Decision]
+
+
+class Rounds:
+    """Each agent's current round, for at most ``max_agents`` agents (least recent go first)."""
+
+    def __init__(self, max_agents: int, min_repeats: int | None) -> None:
+        self._agents: OrderedDict[Hashable, _AgentRounds] = OrderedDict()
+        self._max = max_agents
+        self._min_repeats = min_repeats  # None: repeated rounds are never denied (cycle off)
+        self._lock = threading.Lock()
+
+    def check(
+        self, agent: Any, round_id: Hashable, key: int, decide: Callable[[], Decision], deny: Deny
+    ) -> Decision:
+        """``decide()`` unless ``key`` was decided in this round already or repeats a repeated round."""
+        rounds = self._enter(agent, round_id)
+        if rounds is None:
+            return decide()
+        with rounds.lock:
+            settled = self._settled(rounds, key, deny)  # a Decision is falsy when denied: no `or`
+            return settled if settled is not None else self._kept(rounds, key, decide())
+
+    async def acheck(
+        self, agent: Any, round_id: Hashable, key: int, decide: Callable[[], Awaitable[Decision]], deny: Deny
+    ) -> Decision:
+        """``check`` for async hosts: the agent's checks wait on an asyncio lock, never blocking."""
+        rounds = self._enter(agent, round_id)
+        if rounds is None:
+            return await decide()
+        loop = asyncio.get_running_loop()
+        if rounds.alock is None or rounds.alock[0] is not loop:
+            rounds.alock = (loop, asyncio.Lock())
+        async with rounds.alock[1]:
+            settled = self._settled(rounds, key, deny)
+            return settled if settled is not None else self._kept(rounds, key, await decide())
+
+    def _settled(self, rounds: _AgentRounds, key: int, deny: Deny) -> Decision | None:
+        """The decision this round already has for ``key``, or a repeated round's denial."""
+        known = rounds.decisions.get(key)
+        if known is not None:
+            return known
+        repeated = self.repeated(rounds, key)
+        return None if repeated is None else self._kept(rounds, key, deny(*repeated))
+
+    def _kept(self, rounds: _AgentRounds, key: int, decision: Decision) -> Decision:
+        self.keep(rounds, key, decision)
+        return decision
+
+    def _enter(self, agent: Any, round_id: Hashable) -> _AgentRounds | None:
+        with self._lock:
+            return self.enter(agent, round_id)
+
+    def enter(self, agent: Any, round_id: Hashable) -> _AgentRounds | None:
+        """The agent's rounds, now in ``round_id``; None when the agent or round cannot be keyed."""
+        try:
+            rounds = self._agents.get(agent)
+            if rounds is None:
+                rounds = self._agents[agent] = _AgentRounds(round_id)
+                if len(self._agents) > self._max:
+                    self._agents.popitem(last=False)
+            elif rounds.round != round_id:
+                rounds.start(round_id)
+            self._agents.move_to_end(agent)
+            return rounds
+        except Exception:  # an unhashable agent or round id, or one whose __eq__ raises
+            return None
+
+    def repeated(self, rounds: _AgentRounds, key: int) -> tuple[Denial, bool] | None:
+        """A denial for ``key`` when its round repeats a set that already ran ``min_repeats``
+        rounds in a row, and whether it is the agent's first such denial."""
+        limit = self._min_repeats
+        if limit is None or key not in rounds.previous or rounds.streak + 1 < limit:
+            return None
+        if len(rounds.previous) < 2:  # one call again and again is the window's and the brake's
+            return None
+        first, rounds.first_denied = not rounds.first_denied, True
+        return Denial("cycle", rounds.streak + 1, limit, "cycle.min_repeats"), first
+
+    @staticmethod
+    def keep(rounds: _AgentRounds, key: int, decision: Decision) -> None:
+        """``key`` ran (or was denied) in this round: a second identical call gets ``decision``."""
+        if len(rounds.decisions) < _ROUND_CALLS:
+            rounds.decisions[key] = decision
+            if decision.allowed:
+                rounds.current.add(key)
+
+    def forget(self, agent: Any) -> None:
+        try:
+            self._agents.pop(agent, None)
+        except Exception:
+            return
