@@ -81,19 +81,21 @@ def _split(s: Score, label: str) -> str:
 
 HEADER = (
     f"{'configuration':<40} {'caught':>7} {'by confidence':>15} {'median after':>12} "
-    f"{'healthy denied':>14} {'by confidence':>15} {'early':>5}"
+    f"{'healthy denied':>14} {'by confidence':>15} {'early':>5} {'warned':>6}"
 )
 
 
 def format_corpus_table(title: str, scores: Iterable[Score]) -> str:
     """One corpus's table: loops caught, median calls after loop_start, healthy runs
-    denied, denials before loop_start; caught and denied split by confidence (h/m)."""
+    denied, denials before loop_start, healthy runs warned; caught and denied split by
+    confidence (h/m)."""
     lines = [title, HEADER, "-" * len(HEADER)]
     for s in scores:
         median = "-" if s.median_calls_after_start is None else f"{s.median_calls_after_start:g}"
         lines.append(
             f"{s.name:<40} {f'{s.caught}/{s.loops}':>7} {_split(s, 'loop'):>15} {median:>12} "
-            f"{f'{s.healthy_denied}/{s.healthy}':>14} {_split(s, 'healthy'):>15} {s.early:>5}"
+            f"{f'{s.healthy_denied}/{s.healthy}':>14} {_split(s, 'healthy'):>15} {s.early:>5} "
+            f"{s.healthy_warned:>6}"
         )
     return "\n".join(lines)
 

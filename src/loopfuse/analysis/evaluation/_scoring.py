@@ -68,6 +68,7 @@ class TrajectoryResult:
     calls_after_start: int | None
     false_positive: bool
     confidence: str | None = None
+    first_warning: int | None = None  # the step of the first warning (``warn_at``), if any
 
 
 @dataclass
@@ -93,6 +94,11 @@ class Score:
     @property
     def early(self) -> int:
         return sum(r.false_positive for r in self.results if r.label == "loop")
+
+    @property
+    def healthy_warned(self) -> int:
+        """Healthy runs in which the model was given a warning (a breaker's ``warn_at``)."""
+        return sum(r.first_warning is not None for r in self.results if r.label != "loop")
 
     def delays_by_run(self) -> dict[str, int]:
         return {r.name: r.calls_after_start for r in self.results if r.calls_after_start is not None}
@@ -154,16 +160,25 @@ def without_invalid(corpus: Iterable[Labeled]) -> list[Labeled]:
 
 def guard_detector(factory: GuardFactory) -> Detector:
     """A fresh guard per trajectory: each call checked first, then (when allowed) its
-    result reported, as a host would; each agent of a run is its own agent."""
+    result reported, as a host would; each agent of a run is its own agent. The detector's
+    ``last_warning`` is the step of the last trajectory's first warning (``warn_at``)."""
+    return _GuardDetector(factory)
 
-    def first(calls: Sequence[ToolCall]) -> int | None:
-        guard = factory()
+
+class _GuardDetector:
+    def __init__(self, factory: GuardFactory) -> None:
+        self._factory = factory
+        self.last_warning: int | None = None
+
+    def __call__(self, calls: Sequence[ToolCall]) -> int | None:
+        guard, self.last_warning = self._factory(), None
         for call in calls:
-            if is_denial(replay_turn(guard, call, f"{call.run}/{call.agent}")):
+            decision = replay_turn(guard, call, f"{call.run}/{call.agent}")
+            if is_denial(decision):
                 return call.step
+            if self.last_warning is None and decision.warning is not None:
+                self.last_warning = call.step
         return None
-
-    return first
 
 
 def verdict(item: Labeled, first: int | None) -> TrajectoryResult:
@@ -183,6 +198,8 @@ def score_detector(name: str, detector: Detector, corpus: Iterable[Labeled]) -> 
     result = Score(name)
     for item in corpus:
         outcome = verdict(item, detector(item.calls))
+        warned = getattr(detector, "last_warning", None)  # a guard detector's (warn_at)
+        outcome = replace(outcome, first_warning=warned) if warned is not None else outcome
         result.results.append(outcome)
         if item.label == "loop":
             result.loops += 1
@@ -196,7 +213,8 @@ def score_detector(name: str, detector: Detector, corpus: Iterable[Labeled]) -> 
 
 
 def score(name: str, factory: GuardFactory, corpus: Iterable[Labeled]) -> Score:
-    """One configuration on the corpus; ``factory`` makes a fresh guard per trajectory."""
+    """One configuration on the corpus; ``factory`` makes a fresh guard per trajectory. Each
+    result also tells where the model was first warned."""
     return score_detector(name, guard_detector(factory), corpus)
 
 
