@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._vocabulary import KIND_SECTIONS, errors_as_written, to_storage
 from .breakers.cycle import CycleConfig
 from .breakers.invalid import InvalidConfig
 from .breakers.near_duplicate import DEFAULT_MASKS, DEFAULT_VOLATILE_KEYS, NearDuplicateConfig
@@ -86,10 +87,14 @@ class CircuitBreakerConfig:
     same_result_limit: int = 5
     progress_limit: int | None = None
     warn_at: int = 0
+    duplicate_enabled: bool = True  # [duplicate] enabled: the window alone (the cap stays)
+    cap_enabled: bool = True  # [cap] enabled: the cap alone (the window stays)
 
     def __post_init__(self) -> None:
         s = "circuit_breaker"
         check_int(s, "warn_at", self.warn_at, 0)
+        check_bool(s, "duplicate_enabled", self.duplicate_enabled)
+        check_bool(s, "cap_enabled", self.cap_enabled)
         check_bool(s, "enabled", self.enabled)
         check_bool(s, "result_aware", self.result_aware)
         check_int(s, "duplicate_limit", self.duplicate_limit, 1)
@@ -280,10 +285,12 @@ def parse_config(mapping: Mapping[str, Any]) -> GuardConfig:
     """A ``GuardConfig`` from a mapping of sections (as read from TOML or YAML)."""
     if not isinstance(mapping, Mapping):
         raise ConfigError(f"configuration = {mapping!r} is not allowed: expected a mapping of sections")
-    sections = _normalized_keys(mapping, "configuration", {*SECTIONS, "mode"})
+    sections = _normalized_keys(mapping, "configuration", {*SECTIONS, *KIND_SECTIONS, "mode"})
     if "mode" in sections:
         sections["guard"] = _top_level_mode(sections.pop("mode"), sections.get("guard", {}))
-    built = {name: _build_section(name, body) for name, body in sections.items()}
+    sections, renames = to_storage(sections)
+    with errors_as_written(renames):
+        built = {name: _build_section(name, body) for name, body in sections.items()}
     named = {name: value for name, value in built.items() if name in _FIELDS}
     return GuardConfig(**named, sections={n: v for n, v in built.items() if n not in _FIELDS})
 

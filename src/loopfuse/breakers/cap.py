@@ -35,7 +35,8 @@ class CallCap:
     @classmethod
     def from_config(cls, config: GuardConfig) -> CallCap | None:
         cb = config.circuit_breaker
-        return cls(cb.max_calls_per_agent) if cb.enabled and cb.max_calls_per_agent else None
+        on = cb.enabled and cb.cap_enabled and cb.max_calls_per_agent
+        return cls(cb.max_calls_per_agent) if on else None
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
         if self.limit and state.calls >= self.limit:

@@ -84,7 +84,7 @@ class WindowBreaker:
     @classmethod
     def from_config(cls, config: GuardConfig) -> WindowBreaker | None:
         cb = config.circuit_breaker
-        if not cb.enabled:
+        if not (cb.enabled and cb.duplicate_enabled):
             return None
         limits = {t: r.duplicate_limit for t, r in config.tools.items() if r.duplicate_limit is not None}
         return cls(

@@ -1,0 +1,105 @@
+"""One vocabulary from file to class: each breaker's section named after its kind.
+
+``[duplicate]``, ``[cap]`` and ``[repeat]`` name the window breaker, the call cap and the loop
+brake as their ``kind`` does, and the guard-wide keys (``exempt``, ``only``, ``ignore_args``,
+``deny_message``, ``incident_log``) live under ``[guard]``. The seed spellings
+(``[circuit_breaker]``, ``[loop_brake]``, ``circuit-breaker``, camelCase keys) keep working:
+both are read into the same ``GuardConfig`` fields, and a key given in both spellings is an
+error. An error about a key names it as the file spelled it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from .errors import ConfigError
+
+__all__ = ["GUARD_WIDE", "KIND_SECTIONS", "errors_as_written", "to_storage"]
+
+# section as the kind names it -> (section it is kept in, {key as written: key kept})
+KIND_SECTIONS: dict[str, tuple[str, dict[str, str]]] = {
+    "duplicate": (
+        "circuit_breaker",
+        {
+            "enabled": "duplicate_enabled",
+            "limit": "duplicate_limit",
+            **{k: k for k in ("window", "result_aware", "result_limit", "same_result_limit")},
+            **{k: k for k in ("progress_limit", "warn_at")},
+        },
+    ),
+    "cap": ("circuit_breaker", {"limit": "max_calls_per_agent", "enabled": "cap_enabled"}),
+    "repeat": (
+        "loop_brake",
+        {"limit": "max_repeats", **{k: k for k in ("enabled", "max_repeats", "result_aware", "warn_at")}},
+    ),
+}
+GUARD_WIDE = ("exempt", "only", "ignore_args", "deny_message", "incident_log")
+Renames = dict[tuple[str, str], tuple[str, str]]  # (section, key) kept -> as written
+
+
+def to_storage(sections: dict[str, Any]) -> tuple[dict[str, Any], Renames]:
+    """``sections`` with the kinds' sections and ``[guard]``'s guard-wide keys moved to the
+    sections they are kept in, and what was renamed (for error messages)."""
+    out = {name: body for name, body in sections.items() if name not in KIND_SECTIONS}
+    renames: Renames = {}
+    for name, (kept, keys) in KIND_SECTIONS.items():
+        if name in sections:
+            _move(out, renames, _table(name, sections[name]), (name, kept), keys)
+    guard = out.get("guard")
+    if isinstance(guard, Mapping):
+        wide = {k: v for k, v in guard.items() if _norm(k) in GUARD_WIDE}
+        out["guard"] = {k: v for k, v in guard.items() if _norm(k) not in GUARD_WIDE}
+        _move(out, renames, wide, ("guard", "circuit_breaker"), {k: k for k in GUARD_WIDE})
+    return out, renames
+
+
+def _move(
+    out: dict[str, Any],
+    renames: Renames,
+    body: Mapping[str, Any],
+    where: tuple[str, str],
+    keys: dict[str, str],
+) -> None:
+    written, kept = where
+    target = dict(_table(kept, out.get(kept, {})))
+    existing = {_norm(k) for k in target}
+    for raw, value in body.items():
+        key = _norm(raw)
+        if key not in keys:
+            close = difflib.get_close_matches(key, sorted(keys), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"[{written}]: unknown key {raw!r}{hint}; allowed: {', '.join(sorted(keys))}")
+        if keys[key] in existing:
+            raise ConfigError(f"[{written}] {raw} and [{kept}] {keys[key]} set one value; keep one")
+        target[keys[key]] = value
+        existing.add(keys[key])
+        renames[(kept, keys[key])] = (written, key)
+    out[kept] = target
+
+
+def _table(name: str, body: Any) -> Mapping[str, Any]:
+    if not isinstance(body, Mapping):
+        raise ConfigError(f"[{name}] = {body!r} is not allowed: expected a table of keys")
+    return body
+
+
+def _norm(name: Any) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", str(name)).replace("-", "_").lower()
+
+
+@contextlib.contextmanager
+def errors_as_written(renames: Renames) -> Iterator[None]:
+    """Re-raise a ``ConfigError`` about a renamed key with the key as the file wrote it."""
+    try:
+        yield
+    except ConfigError as exc:
+        text = str(exc)
+        for (kept, key), (written, as_written) in renames.items():
+            text = text.replace(f"[{kept}] {key} =", f"[{written}] {as_written} =")
+        if text == str(exc):
+            raise
+        raise ConfigError(text) from exc
