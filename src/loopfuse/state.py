@@ -267,36 +267,22 @@ class CycleTrack:
 
 
 class AgentState:
-    """Everything the in-process store keeps for one agent."""
+    """Everything the in-process store keeps for one agent: the bookkeeping every breaker
+    shares (the window, the results, the calls made and denied in a row) and, in ``units``,
+    each breaker's own slice (its module's small slotted class), made on first use."""
 
     __slots__ = (
         "__weakref__",
         "awaited",
         "calls",
-        "cycle",
         "denials_in_row",
-        "error_call",
-        "error_call_streak",
-        "error_key",
-        "error_streak",
-        "error_tool",
         "invalid",
         "invalid_at",
-        "near",
-        "near_results",
         "reported",
         "reporting",
         "result_index",
         "results",
-        "run_key",
-        "run_len",
-        "run_result",
-        "run_stale",
         "seen",
-        "stale",
-        "streak",
-        "streak_digest",
-        "streak_result",
         "units",
         "window",
     )
@@ -308,22 +294,6 @@ class AgentState:
         self.reporting = False  # the agent reported a result: results are awaited per call
         self.awaited = 0  # before that, the key of its newest allowed call
         self.result_index = -1  # the window index of the call whose result breakers observe
-        self.run_key = 0
-        self.run_len = 0
-        self.run_result = 0
-        self.run_stale = 0
-        self.stale = 0
-        self.streak_result = 0
-        self.cycle: CycleTrack | None = None
-        self.near: CountingWindow | None = None
-        self.near_results: ResultBook | None = None
-        self.error_tool: str | None = None
-        self.error_key = 0
-        self.error_streak = 0
-        self.error_call = 0
-        self.error_call_streak = 0
-        self.streak_digest = b""
-        self.streak = 0
         self.denials_in_row = 0
         self.invalid = 0  # invalid turns in a row, since the allowed call number invalid_at
         self.invalid_at = 0

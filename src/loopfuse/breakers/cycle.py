@@ -87,7 +87,7 @@ class CycleBreaker:
         return cls(cy.max_period, cy.min_repeats, **flags)
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
-        track = state.cycle
+        track = state.units.get("cycle") if state.units else None
         if track is None:
             return None
         history = track.history
@@ -100,9 +100,9 @@ class CycleBreaker:
     def record(self, state: AgentState, call: CallKey) -> None:
         if self.only_with_results and not state.reporting:
             return  # no block could be judged yet: no bookkeeping until results arrive
-        track = state.cycle
+        track = state.units.get("cycle") if state.units else None
         if track is None:
-            track = state.cycle = CycleTrack(self.max_period)
+            track = state.unit("cycle", lambda: CycleTrack(self.max_period))
         history, matches = track.history, track.matches
         for p in range(2, self.max_period + 1):
             matches[p] = matches[p] + 1 if len(history) >= p and history[-p] == call.key else 0
@@ -113,9 +113,9 @@ class CycleBreaker:
         """A refused call changes nothing."""
 
     def observe(self, state: AgentState, call: CallKey, result: ToolResult) -> None:
-        track = state.cycle
+        track = state.units.get("cycle") if state.units else None
         if track is None and self.only_with_results and not state.reporting:
-            track = state.cycle = CycleTrack(self.max_period)  # the agent's first result: its
+            track = state.unit("cycle", lambda: CycleTrack(self.max_period))  # the agent's first result: its
             track.history.append(call.key)  # call, the newest, starts the tracked calls
             track.results.append(0)
         if not self.result_aware or track is None or not track.history or track.history[-1] != call.key:

@@ -15,7 +15,17 @@ from ._warn import lowered
 if TYPE_CHECKING:
     from ..config import GuardConfig
 
-__all__ = ["WindowBreaker"]
+__all__ = ["WindowBreaker", "WindowRun"]
+
+
+class WindowRun:
+    """The window breaker's slice of an agent's state beyond the shared window: the run of
+    one call in a row, its length, its results the same in a row, its last result."""
+
+    __slots__ = ("key", "length", "result", "stale")
+
+    def __init__(self) -> None:
+        self.key = self.length = self.stale = self.result = 0
 
 
 class WindowBreaker:
@@ -106,16 +116,16 @@ class WindowBreaker:
             count += state.window.count(pair_key(call.key, last))
         if count >= limit:
             return Denial("duplicate", count, limit, self.count_rule(call.tool, last is not None))
-        if last is None or state.run_key != call.key:
+        run = state.units.get("duplicate") if last is not None and state.units else None
+        if run is None or run.key != call.key:
             return None
-        return self._in_a_row(state, call)
+        return self._in_a_row(run)
 
-    def _in_a_row(self, state: AgentState, call: CallKey) -> Denial | None:
-        if self.same_result_limit and state.run_stale >= self.same_result_limit:
-            rule = "circuit_breaker.same_result_limit"
-            return Denial("duplicate", state.run_stale, self.same_result_limit, rule)
-        if self.progress_limit and state.run_len >= self.progress_limit:
-            return Denial("duplicate", state.run_len, self.progress_limit, "circuit_breaker.progress_limit")
+    def _in_a_row(self, run: WindowRun) -> Denial | None:
+        if self.same_result_limit and run.stale >= self.same_result_limit:
+            return Denial("duplicate", run.stale, self.same_result_limit, "circuit_breaker.same_result_limit")
+        if self.progress_limit and run.length >= self.progress_limit:
+            return Denial("duplicate", run.length, self.progress_limit, "circuit_breaker.progress_limit")
         return None
 
     def count_rule(self, tool: str, result_known: bool) -> str:
@@ -128,10 +138,11 @@ class WindowBreaker:
 
     def record(self, state: AgentState, call: CallKey) -> None:
         state.window.push(call.key)
-        if state.run_key == call.key:
-            state.run_len += 1
+        run = state.unit("duplicate", WindowRun)
+        if run.key == call.key:
+            run.length += 1
         else:
-            state.run_key, state.run_len, state.run_stale, state.run_result = call.key, 1, 0, 0
+            run.key, run.length, run.stale, run.result = call.key, 1, 0, 0
 
     def refused(self, state: AgentState, call: CallKey) -> None:
         """A refused call never enters the window."""
@@ -141,10 +152,10 @@ class WindowBreaker:
         if not self.result_aware:
             return
         state.window.replace(state.result_index, pair_key(call.key, result.digest))
-        if call.key == state.run_key:
-            same = result.digest == state.run_result
-            state.run_stale = state.run_stale + 1 if same else 1
-            state.run_result = result.digest
+        run = state.units.get("duplicate") if state.units else None
+        if run is not None and call.key == run.key:
+            run.stale = run.stale + 1 if result.digest == run.result else 1
+            run.result = result.digest
 
     def allowed_repeats(self) -> int | None:
         """How many identical calls, each with the same successful result, it allows."""

@@ -17,12 +17,30 @@ from ._warn import lowered
 if TYPE_CHECKING:
     from ..config import GuardConfig
 
-__all__ = ["DEFAULT_MASKS", "DEFAULT_VOLATILE_KEYS", "NearDuplicateBreaker", "NearDuplicateConfig"]
+__all__ = [
+    "DEFAULT_MASKS",
+    "DEFAULT_VOLATILE_KEYS",
+    "NearDuplicateBreaker",
+    "NearDuplicateConfig",
+    "NearState",
+]
 
 DEFAULT_MASKS = ("uuids", "timestamps", "hex_ids", "cursors", "numbers")
 DEFAULT_VOLATILE_KEYS = (
     "cursor", "page_token", "next_token", "offset", "request_id", "timestamp", "nonce", "seed",
 )  # fmt: skip
+
+
+class NearState:
+    """The breaker's slice of an agent's state: its own window of near-duplicate keys and
+    their latest results."""
+
+    __slots__ = ("book", "window")
+
+    def __init__(self, size: int) -> None:
+        self.window, self.book = CountingWindow(size), ResultBook(size)
+
+
 _SIMILAR = "a call equal to this one except for ids, timestamps and similar changing values ran "
 
 
@@ -103,12 +121,13 @@ class NearDuplicateBreaker:
         return cls(nd.limit, nd.window, tool_limits=limits, **flags)
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
-        if state.near is None or state.near_results is None or not call.near:
+        mine = state.units.get("near_duplicate") if state.units else None
+        if mine is None or not call.near:
             return None
-        count = 0 if self.only_with_results else state.near.count(call.near)
-        last = state.near_results.last.get(call.near) if self.result_aware else None
+        count = 0 if self.only_with_results else mine.window.count(call.near)
+        last = mine.book.last.get(call.near) if self.result_aware else None
         if last is not None:
-            count += state.near.count(pair_key(call.near, last))
+            count += mine.window.count(pair_key(call.near, last))
         limit = self.tool_limits.get(call.tool, self.limit)
         return Denial("near_duplicate", count, limit, self.rule(call.tool)) if count >= limit else None
 
@@ -121,23 +140,22 @@ class NearDuplicateBreaker:
             return  # nothing could count yet: skip the masking until results arrive
         if not call.near:
             return
-        if state.near is None or state.near_results is None:
-            state.near, state.near_results = CountingWindow(self.window), ResultBook(self.window)
-        state.near.push(call.near)
+        mine = state.unit("near_duplicate", lambda: NearState(self.window))
+        mine.window.push(call.near)
         if self.result_aware or self.only_with_results:
-            state.near_results.pushed(call.near, state.near.pushed - 1)
+            mine.book.pushed(call.near, mine.window.pushed - 1)
 
     def refused(self, state: AgentState, call: CallKey) -> None:
         """A refused call never enters the window."""
 
     def observe(self, state: AgentState, call: CallKey, result: ToolResult) -> None:
-        book = state.near_results
-        if state.near is None or book is None or not call.near:
+        mine = state.units.get("near_duplicate") if state.units else None
+        if mine is None or not call.near:
             return
-        index = book.take_pending(call.near)
+        index = mine.book.take_pending(call.near)
         if index is not None:
-            state.near.replace(index, pair_key(call.near, result.digest))
-        book.remember(call.near, result.digest)
+            mine.window.replace(index, pair_key(call.near, result.digest))
+        mine.book.remember(call.near, result.digest)
 
     def allowed_repeats(self) -> int | None:
         """How many identical calls, each with the same successful result, it allows (counted

@@ -13,7 +13,17 @@ from ._warn import lowered
 if TYPE_CHECKING:
     from ..config import GuardConfig
 
-__all__ = ["RepeatBreaker"]
+__all__ = ["RepeatBreaker", "RepeatState"]
+
+
+class RepeatState:
+    """The loop brake's slice of an agent's state: its streak of one call (the call's full
+    digest), refused attempts included, the streak without a new result, the last result."""
+
+    __slots__ = ("digest", "result", "stale", "streak")
+
+    def __init__(self) -> None:
+        self.digest, self.streak, self.stale, self.result = b"", 0, 0, 0
 
 
 class RepeatBreaker:
@@ -46,30 +56,34 @@ class RepeatBreaker:
         return cls(brake.max_repeats, result_aware=brake.result_aware)
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
-        streak = state.stale if self.result_aware else state.streak
-        if call.full == state.streak_digest and streak >= self.max_repeats:
+        mine = state.units.get("repeat") if state.units else None
+        if mine is None or call.full != mine.digest:
+            return None
+        streak = mine.stale if self.result_aware else mine.streak
+        if streak >= self.max_repeats:
             return Denial("repeat", streak + 1, self.max_repeats, "loop_brake.max_repeats")
         return None
 
     def record(self, state: AgentState, call: CallKey) -> None:
-        if call.full == state.streak_digest:
-            state.streak += 1
-            state.stale += 1
+        mine = state.unit("repeat", RepeatState)
+        if call.full == mine.digest:
+            mine.streak += 1
+            mine.stale += 1
         else:
-            state.streak_digest = call.full
-            state.streak = state.stale = 1
-            state.streak_result = 0
+            mine.digest, mine.streak, mine.stale, mine.result = call.full, 1, 1, 0
 
     def refused(self, state: AgentState, call: CallKey) -> None:
-        state.streak += 1
-        state.stale += 1
+        mine = state.unit("repeat", RepeatState)
+        mine.streak += 1
+        mine.stale += 1
 
     def observe(self, state: AgentState, call: CallKey, result: ToolResult) -> None:
-        if call.full != state.streak_digest:
+        mine = state.units.get("repeat") if state.units else None
+        if mine is None or call.full != mine.digest:
             return
-        if state.streak_result and result.digest != state.streak_result:
-            state.stale = 1
-        state.streak_result = result.digest
+        if mine.result and result.digest != mine.result:
+            mine.stale = 1
+        mine.result = result.digest
 
     def allowed_repeats(self) -> int | None:
         """How many identical calls, each with the same successful result, it allows."""

@@ -16,7 +16,18 @@ from ._warn import lowered
 if TYPE_CHECKING:
     from ..config import GuardConfig
 
-__all__ = ["SameErrorBreaker", "SameErrorConfig"]
+__all__ = ["SameErrorBreaker", "SameErrorConfig", "SameErrorState"]
+
+
+class SameErrorState:
+    """The breaker's slice of an agent's state: its run of errors (the tool, or a batch tool's
+    identical call, and the error) and the run of the identical call within it."""
+
+    __slots__ = ("call", "call_streak", "key", "streak", "tool")
+
+    def __init__(self) -> None:
+        self.tool: str | None = None
+        self.key = self.streak = self.call = self.call_streak = 0
 
 
 @dataclass(frozen=True)
@@ -76,21 +87,20 @@ class SameErrorBreaker:
         return cls(se.limit, se.identical_limit, [t for t, rule in config.tools.items() if rule.batch])
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
-        if call.tool != state.error_tool or not self._same_run(state, call):
+        run = state.units.get("same_error") if state.units else None
+        if run is None or call.tool != run.tool or not self._same_run(run, call):
             return None
-        if state.error_streak >= self.limit:
-            return Denial("same_error", state.error_streak, self.limit, "same_error.limit")
-        same = state.error_call == call.key and state.error_call_streak
-        if self.identical_limit and same and state.error_call_streak >= self.identical_limit:
-            return Denial(
-                "same_error", state.error_call_streak, self.identical_limit, "same_error.identical_limit"
-            )
+        if run.streak >= self.limit:
+            return Denial("same_error", run.streak, self.limit, "same_error.limit")
+        same = run.call == call.key and run.call_streak
+        if self.identical_limit and same and run.call_streak >= self.identical_limit:
+            return Denial("same_error", run.call_streak, self.identical_limit, "same_error.identical_limit")
         return None
 
-    def _same_run(self, state: AgentState, call: CallKey) -> bool:
+    def _same_run(self, run: SameErrorState, call: CallKey) -> bool:
         """Whether ``call`` belongs to the agent's run of errors (of its tool; for a batch
         tool, of the identical call)."""
-        return not self.batch_tools or call.tool not in self.batch_tools or call.key == state.error_call
+        return not self.batch_tools or call.tool not in self.batch_tools or call.key == run.call
 
     def record(self, state: AgentState, call: CallKey) -> None:
         """Only results move this breaker."""
@@ -99,18 +109,16 @@ class SameErrorBreaker:
         """A refused call changes nothing."""
 
     def observe(self, state: AgentState, call: CallKey, result: ToolResult) -> None:
+        run = state.unit("same_error", SameErrorState)
         if result.ok is not False:
-            state.error_tool, state.error_key, state.error_streak = None, 0, 0
-            state.error_call, state.error_call_streak = 0, 0
+            run.tool, run.key, run.streak, run.call, run.call_streak = None, 0, 0, 0, 0
             return
-        if call.tool == state.error_tool and result.error == state.error_key and self._same_run(state, call):
-            state.error_streak += 1
-            same = call.key == state.error_call
-            state.error_call_streak = state.error_call_streak + 1 if same else 1
+        if call.tool == run.tool and result.error == run.key and self._same_run(run, call):
+            run.streak += 1
+            run.call_streak = run.call_streak + 1 if call.key == run.call else 1
         else:
-            state.error_tool, state.error_key, state.error_streak = call.tool, result.error, 1
-            state.error_call_streak = 1
-        state.error_call = call.key
+            run.tool, run.key, run.streak, run.call_streak = call.tool, result.error, 1, 1
+        run.call = call.key
 
     def allowed_repeats(self) -> int | None:
         """Successful results never move it."""
