@@ -467,16 +467,9 @@ class Guard:
         self._stats.warning(warning.kind)
         if self._shadow:
             return self._allowed(tool)
-        limit = self._configured_limit(warning.rule, tool) or warning.limit
-        text = WARNING_TEXT.format(tool=tool, kind=warning.kind, count=warning.count, limit=limit)
+        # A breaker at or below warn_at would have denied: a warning's limit is always warn_at.
+        text = WARNING_TEXT.format(tool=tool, kind=warning.kind, count=warning.count, warn_at=warning.limit)
         return Decision(True, tool, warning=text)
-
-    def _configured_limit(self, rule: str, tool: str) -> int | None:
-        """The value the user configured for ``rule`` (``section.key``), where it names one."""
-        section, _, key = rule.partition(".")
-        holder = self.config.tools.get(tool) if section == "tools" else self.config.section(section)
-        value = getattr(holder, key, None)
-        return value if isinstance(value, int) else None
 
     def _message(self, tool: str, denial: Denial) -> str:
         windows = self.config.circuit_breaker.window, self.config.near_duplicate.window

@@ -21,7 +21,7 @@ def test_the_window_warns_from_warn_at_then_denies_at_its_limit(make_guard: Guar
     assert [d.warning is not None for d in decisions] == [False] * 4 + [True, True, False]
     text = decisions[4].warning or ""
     assert text.startswith("[loopfuse warning: this search call ran")
-    assert "duplicate: 4 times; refused at 6" in text and "same" not in text
+    assert "duplicate: 4 times, warn_at 4" in text and "same" not in text
     assert decisions[4].kind is None and decisions[4].message is None
 
 

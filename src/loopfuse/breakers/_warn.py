@@ -15,8 +15,8 @@ B = TypeVar("B")
 
 WARNING_TEXT = (
     "[loopfuse warning: this {tool} call ran, but it repeats a pattern that is not making "
-    "progress ({kind}: {count} times; refused at {limit}). Change your approach now, or "
-    "report to the user what is blocking you.]"
+    "progress ({kind}: {count} times, warn_at {warn_at}). Change your approach now: the guard "
+    "will soon refuse such calls.]"
 )
 
 
