@@ -6,6 +6,7 @@ import importlib
 import itertools
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "WARNING_KEY",
     "HostLimit",
+    "PendingWarnings",
     "Scope",
     "ScopeTable",
     "abort_error",
@@ -50,6 +52,31 @@ def with_warning(result: Any, warning: str | None) -> Any:
     if isinstance(result, list):
         return [*result, _text_block_like(result, warning)]
     return warning if result is None else f"{result}\n\n{warning}"
+
+
+class PendingWarnings:
+    """Warnings of allowed calls waiting for their result, by call id (for hosts that check a
+    call in one hook and see its result in another). Bounded: past ``size`` calls whose result
+    never came (a tool that raised), the oldest go."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self._waiting: OrderedDict[Hashable, str] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def put(self, call: Hashable, warning: str | None) -> None:
+        if warning is None:
+            return
+        with self._lock:
+            self._waiting[call] = warning
+            if len(self._waiting) > self._size:
+                self._waiting.popitem(last=False)
+
+    def pop(self, call: Hashable) -> str | None:
+        if not self._waiting:
+            return None
+        with self._lock:
+            return self._waiting.pop(call, None)
 
 
 def _text_block_like(blocks: list[Any], text: str) -> Any:
