@@ -26,7 +26,17 @@ _ROUND_CALLS = 256  # distinct calls followed per round; past them, calls count 
 
 
 class _AgentRounds:
-    __slots__ = ("alock", "current", "decisions", "first_denied", "lock", "previous", "ref", "round", "streak")
+    __slots__ = (
+        "alock",
+        "current",
+        "decisions",
+        "first_denied",
+        "lock",
+        "previous",
+        "ref",
+        "round",
+        "streak",
+    )
 
     def __init__(self, round_id: Hashable, ref: weakref.ref[Any] | None) -> None:
         self.ref = ref  # the agent, for an agent kept by identity (see ``_key``)

@@ -26,7 +26,9 @@ def assert_warned_on_the_third_call(seen: list[ToolMessage]) -> None:
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-async def test_create_agent_the_third_identical_call_runs_and_its_result_carries_the_warning(mode: str) -> None:
+async def test_create_agent_the_third_identical_call_runs_and_its_result_carries_the_warning(
+    mode: str,
+) -> None:
     counter = Counter()
     model = ScriptedChatModel(script=scripted([calls(("search", {"q": "x"})) for _ in range(3)]))
     agent = create_agent(model, [counter.tool()], middleware=[LoopfuseMiddleware(Guard.from_config(WARN))])

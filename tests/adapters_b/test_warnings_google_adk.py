@@ -22,7 +22,10 @@ async def test_the_third_identical_call_runs_and_its_response_carries_the_warnin
     probe, guard = Probe(), Guard.from_config({"circuit_breaker": {"warn_at": 2}})
     model = ScriptedLlm(plan=[call(q="x"), call(q="x"), call(q="x"), say("done")])
     if hook == "plugin":
-        agent, plugins = LlmAgent(name="main", model=model, tools=[probe.tool("main")]), [LoopfusePlugin(guard)]
+        agent, plugins = (
+            LlmAgent(name="main", model=model, tools=[probe.tool("main")]),
+            [LoopfusePlugin(guard)],
+        )
     else:
         cb = loopfuse_callbacks(guard)
         agent = LlmAgent(
@@ -40,8 +43,12 @@ async def test_the_third_identical_call_runs_and_its_response_carries_the_warnin
 async def runs_until_refused(per_turn: int) -> tuple[int, list[bool]]:
     probe = Probe()
     model = ScriptedLlm(plan=[[call(q="x")] * per_turn] * 5 + [say("done")])
-    guard = Guard.from_config({"circuit_breaker": {"duplicate_limit": 3}, "guard": {"abort_after_denials": 0}})
-    events = await run(LlmAgent(name="main", model=model, tools=[probe.tool("main")]), [LoopfusePlugin(guard)])
+    guard = Guard.from_config(
+        {"circuit_breaker": {"duplicate_limit": 3}, "guard": {"abort_after_denials": 0}}
+    )
+    events = await run(
+        LlmAgent(name="main", model=model, tools=[probe.tool("main")]), [LoopfusePlugin(guard)]
+    )
     return len(probe.runs), ["error" in r for r in responses(events)]
 
 

@@ -60,7 +60,9 @@ async def test_stdio_proxy_adds_the_warning_to_the_backends_answer(tmp_path: Pat
 
 
 async def test_http_proxy_adds_the_warning_to_the_backends_answer(
-    tmp_path: Path, side_file: Path, http_backend: str  # noqa: F811
+    tmp_path: Path,
+    side_file: Path,
+    http_backend: str,  # noqa: F811
 ) -> None:
     client = proxy(tmp_path, side_file, "--url", http_backend)
     assert_warned_on_the_third(await three_calls(client, "append", {"text": "a"}), side_file)

@@ -126,7 +126,9 @@ class LoopfuseMiddleware(AgentMiddleware):
         if _unknown_tool_answer(answer, tool):
             invalid = self.guard.note_invalid(agent, reason="unknown tool")
             return answer if invalid.allowed else self._refusal(request, invalid, agent)
-        decision = self.guard.check(tool, args, agent, round=round_of(request))  # served inside: checked once run
+        decision = self.guard.check(
+            tool, args, agent, round=round_of(request)
+        )  # served inside: checked once run
         if not decision.allowed:
             return self._refusal(request, decision, agent)
         self._record(tool, args, agent, answer)

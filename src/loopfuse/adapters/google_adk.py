@@ -100,7 +100,7 @@ class _Gate:
         warning = self._warnings.pop(call_id)
         if warning is None or not ok:
             return None
-        return with_warning(result if isinstance(result, dict) else {"result": result}, warning)  # type: ignore[no-any-return]
+        return with_warning(result if isinstance(result, dict) else {"result": result}, warning)
 
     def _stop(self, decision: Decision, agent: str, tool_context: Any) -> dict[str, Any]:
         tool_context.get_invocation_context().end_invocation = True

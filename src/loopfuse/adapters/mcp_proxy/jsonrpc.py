@@ -158,9 +158,9 @@ def with_warning(message: dict[str, Any], warning: str) -> bytes | None:
     """The ``tools/call`` answer ``message`` with one more text content block, the warning, at
     the end of its result's content; None when it has no such content (an error, say)."""
     result = message.get("result")
-    content = result.get("content") if isinstance(result, dict) else None
-    if not isinstance(content, list):
+    if not isinstance(result, dict) or not isinstance(result.get("content"), list):
         return None
+    content = result["content"]
     return _line({**message, "result": {**result, "content": [*content, {"type": "text", "text": warning}]}})
 
 
