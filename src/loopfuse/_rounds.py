@@ -5,13 +5,15 @@ count once: the second gets the first one's decision and reaches no breaker. A r
 repeats the previous round's whole set of calls, in any order, is a repeated round; once a
 set of two or more calls has run ``cycle.min_repeats`` rounds in a row, the next round's
 calls of that set are denied as a cycle. Rounds are kept in this process (a turn is issued by one host process),
-bounded per agent and in the number of agents.
+bounded per agent and in the number of agents; an agent object (a host's run) is never kept
+alive by them, and its rounds go with it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
@@ -24,9 +26,20 @@ _ROUND_CALLS = 256  # distinct calls followed per round; past them, calls count 
 
 
 class _AgentRounds:
-    __slots__ = ("alock", "current", "decisions", "first_denied", "lock", "previous", "round", "streak")
+    __slots__ = (
+        "alock",
+        "current",
+        "decisions",
+        "first_denied",
+        "lock",
+        "previous",
+        "ref",
+        "round",
+        "streak",
+    )
 
-    def __init__(self, round_id: Hashable) -> None:
+    def __init__(self, round_id: Hashable, ref: weakref.ref[Any] | None) -> None:
+        self.ref = ref  # the agent, for an agent kept by identity (see ``_key``)
         self.lock = threading.Lock()  # held across one check of this agent, so that identical
         self.alock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None  # calls of one
         # round are decided one at a time (async: a lock of the running event loop)
@@ -101,14 +114,17 @@ class Rounds:
     def enter(self, agent: Any, round_id: Hashable) -> _AgentRounds | None:
         """The agent's rounds, now in ``round_id``; None when the agent or round cannot be keyed."""
         try:
-            rounds = self._agents.get(agent)
+            key = _key(agent)
+            rounds = self._agents.get(key)
+            if rounds is not None and rounds.ref is not None and rounds.ref() is not agent:
+                rounds = None  # another object that had the same id
             if rounds is None:
-                rounds = self._agents[agent] = _AgentRounds(round_id)
+                rounds = self._agents[key] = _AgentRounds(round_id, self._ref(agent, key))
                 if len(self._agents) > self._max:
                     self._agents.popitem(last=False)
             elif rounds.round != round_id:
                 rounds.start(round_id)
-            self._agents.move_to_end(agent)
+            self._agents.move_to_end(key)
             return rounds
         except Exception:  # an unhashable agent or round id, or one whose __eq__ raises
             return None
@@ -132,8 +148,28 @@ class Rounds:
             if decision.allowed:
                 rounds.current.add(key)
 
+    def _ref(self, agent: Any, key: Hashable) -> weakref.ref[Any] | None:
+        """A weak reference to an agent kept by identity, whose death drops its rounds (as the
+        in-memory store drops its state: a host's run object takes its state with it)."""
+        if key is agent:
+            return None
+        agents = self._agents
+
+        def drop(ref: weakref.ref[Any]) -> None:
+            current = agents.get(key)
+            if current is not None and current.ref is ref:
+                agents.pop(key, None)
+
+        return weakref.ref(agent, drop)
+
     def forget(self, agent: Any) -> None:
         try:
-            self._agents.pop(agent, None)
+            self._agents.pop(_key(agent), None)
         except Exception:
             return
+
+
+def _key(agent: Any) -> Hashable:
+    """An object that can be weakly referenced is kept by identity, never alive; any other
+    agent (a str, a number) by value."""
+    return ("object", id(agent)) if type(agent).__weakrefoffset__ else agent

@@ -24,6 +24,7 @@ __all__ = [
     "guarded",
     "refusal_text",
     "run_before",
+    "warned",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -114,14 +115,16 @@ def run_before(fn: F, before: Callable[[dict[str, Any]], Any]) -> F:
 
 def guarded(fn: F, guard: Guard, tool: str, agent: Any) -> F:
     """``fn`` behind ``guard``: a denial returns its text, an escalation raises; what the
-    call returned (or raised) is reported with ``record_result``, as the adapters do."""
+    call returned (or raised) is reported with ``record_result``, as the adapters do, and an
+    allowed call's warning is added to what it returns (``warned``)."""
     arguments = call_arguments(fn)
     if inspect.iscoroutinefunction(fn):
 
         @functools.wraps(fn)
         async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
             who, bound = current_agent(agent), arguments(args, kwargs)
-            refusal = refusal_text(await guard.acheck(tool, bound, who), who, guard)
+            decision = await guard.acheck(tool, bound, who)
+            refusal = refusal_text(decision, who, guard)
             if refusal is not None:
                 return refusal
             try:
@@ -130,14 +133,15 @@ def guarded(fn: F, guard: Guard, tool: str, agent: Any) -> F:
                 await guard.arecord_result(tool, bound, agent=who, error=exc)
                 raise
             await guard.arecord_result(tool, bound, result, who, ok=True)
-            return result
+            return warned(result, decision)
 
         return cast(F, async_wrapper)
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         who, bound = current_agent(agent), arguments(args, kwargs)
-        refusal = refusal_text(guard.check(tool, bound, who), who, guard)
+        decision = guard.check(tool, bound, who)
+        refusal = refusal_text(decision, who, guard)
         if refusal is not None:
             return refusal
         try:
@@ -146,9 +150,19 @@ def guarded(fn: F, guard: Guard, tool: str, agent: Any) -> F:
             guard.record_result(tool, bound, agent=who, error=exc)
             raise
         guard.record_result(tool, bound, result, who, ok=True)
-        return result
+        return warned(result, decision)
 
     return cast(F, wrapper)
+
+
+def warned(result: Any, decision: Decision) -> Any:
+    """``result``, with the decision's warning added the way the adapters add it
+    (``loopfuse.adapters._common.with_warning``)."""
+    if decision.warning is None:
+        return result
+    from .adapters._common import with_warning  # the adapters import this module
+
+    return with_warning(result, decision.warning)
 
 
 def refusal_text(decision: Decision, agent: Any, guard: Guard) -> str | None:

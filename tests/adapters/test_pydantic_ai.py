@@ -138,8 +138,8 @@ async def test_parallel_calls_in_one_turn_count_exactly() -> None:
     model = ScriptedModel(playing([[("search", {"q": SECRET})] * 5]))
     result = await make_agent(model, Guard.from_config(LIMITS), counter).run("find it")
     assert result.output == "done"
-    assert counter.runs == 3
-    assert [r.outcome for r in model.results] == ["success"] * 3 + ["failed"] * 2
+    assert counter.runs == 5  # identical calls of one model response (one round) count once
+    assert [r.outcome for r in model.results] == ["success"] * 5
 
 
 def add_delegate(outer: Any, inner: Any) -> None:

@@ -6,6 +6,7 @@ import importlib
 import itertools
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,74 @@ if TYPE_CHECKING:
     from ..decision import Decision
     from ..guard import Guard
 
-__all__ = ["HostLimit", "Scope", "ScopeTable", "abort_error", "require", "stop_error", "stopped_text"]
+__all__ = [
+    "WARNING_KEY",
+    "HostLimit",
+    "PendingWarnings",
+    "Scope",
+    "ScopeTable",
+    "abort_error",
+    "require",
+    "stop_error",
+    "stopped_text",
+    "with_warning",
+]
+
+WARNING_KEY = "loopfuse_warning"
+"""The key a dict result gets its warning under."""
+
+
+def with_warning(result: Any, warning: str | None) -> Any:
+    """``result`` with ``warning`` (``Decision.warning``) added where the model reads it, in
+    the result's own form: a str gets ``"\n\n" + warning``; a dict a copy with the
+    ``"loopfuse_warning"`` key; a list of content blocks one more text block (a list of
+    anything else, the warning as one more item); None becomes the warning; anything else
+    its ``str`` followed by the warning. ``result`` itself is never changed."""
+    if warning is None:
+        return result
+    if isinstance(result, str):
+        return f"{result}\n\n{warning}" if result else warning
+    if isinstance(result, dict):
+        return {**result, WARNING_KEY: warning}
+    if isinstance(result, list):
+        return [*result, _text_block_like(result, warning)]
+    return warning if result is None else f"{result}\n\n{warning}"
+
+
+class PendingWarnings:
+    """Warnings of allowed calls waiting for their result, by call id (for hosts that check a
+    call in one hook and see its result in another). Bounded: past ``size`` calls whose result
+    never came (a tool that raised), the oldest go."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self._waiting: OrderedDict[Hashable, str] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def put(self, call: Hashable, warning: str | None) -> None:
+        if warning is None:
+            return
+        with self._lock:
+            self._waiting[call] = warning
+            if len(self._waiting) > self._size:
+                self._waiting.popitem(last=False)
+
+    def pop(self, call: Hashable) -> str | None:
+        if not self._waiting:
+            return None
+        with self._lock:
+            return self._waiting.pop(call, None)
+
+
+def _text_block_like(blocks: list[Any], text: str) -> Any:
+    """A text content block in the form of ``blocks``' (a dict, or a copy of one of its
+    text block objects), else ``text`` itself."""
+    for block in blocks:
+        if isinstance(block, dict) and "type" in block:
+            return {"type": "text", "text": text}
+        if getattr(block, "type", None) == "text" and hasattr(block, "model_copy"):
+            return block.model_copy(update={"text": text})
+    return text
 
 
 def require(module: str, extra: str) -> ModuleType:

@@ -18,11 +18,15 @@ the parent checkpoint namespace so that a sub-agent run inside a tool has its ow
 A run's state goes when the run ends (``after_agent``); a thread's stays, since the
 conversation may continue in the next invocation.
 Parallel tool calls of one model turn run as separate LangGraph tasks; each is checked
-when the host starts it, and the guard's lock keeps counts exact.
+when the host starts it, and the guard's lock keeps counts exact. Each call is checked with
+``round=`` the id of the AIMessage that issued it (``round_of``), so identical calls of one
+turn count once. An allowed call's warning (``Decision.warning``) is added to the content of
+the ``ToolMessage`` the model reads (``with_warning``), after the guard has recorded the result.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
@@ -37,7 +41,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..decision import Decision
 from ..guard import Guard
-from ._common import HostLimit, stop_error, stopped_text
+from ._common import HostLimit, stop_error, stopped_text, with_warning
 
 __all__ = ["LoopfuseMiddleware"]
 
@@ -66,7 +70,7 @@ class LoopfuseMiddleware(AgentMiddleware):
         if self._schemas.rejects(request.tool, args):
             invalid = self.guard.note_invalid(agent, reason="arguments rejected by the tool's schema")
             return handler(request) if invalid.allowed else self._refusal(request, invalid, agent)
-        decision = self.guard.check(tool, args, agent)
+        decision = self.guard.check(tool, args, agent, round=round_of(request))
         if not decision.allowed:
             return self._refusal(request, decision, agent)
         try:
@@ -75,7 +79,7 @@ class LoopfuseMiddleware(AgentMiddleware):
             self.guard.record_result(tool, args, exc, agent, ok=False)
             raise
         self._record(tool, args, agent, result)
-        return result
+        return _warned(result, decision, request)
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolResult]]
@@ -87,7 +91,7 @@ class LoopfuseMiddleware(AgentMiddleware):
         if self._schemas.rejects(request.tool, args):
             invalid = await self.guard.anote_invalid(agent, reason="arguments rejected by the tool's schema")
             return await handler(request) if invalid.allowed else self._refusal(request, invalid, agent)
-        decision = await self.guard.acheck(tool, args, agent)
+        decision = await self.guard.acheck(tool, args, agent, round=round_of(request))
         if not decision.allowed:
             return self._refusal(request, decision, agent)
         try:
@@ -96,7 +100,7 @@ class LoopfuseMiddleware(AgentMiddleware):
             await self.guard.arecord_result(tool, args, exc, agent, ok=False)
             raise
         await self.guard.arecord_result(tool, args, _content(result), agent, ok=_ok(result))
-        return result
+        return _warned(result, decision, request)
 
     def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         self._forget_run(state, runtime)
@@ -122,22 +126,24 @@ class LoopfuseMiddleware(AgentMiddleware):
         if _unknown_tool_answer(answer, tool):
             invalid = self.guard.note_invalid(agent, reason="unknown tool")
             return answer if invalid.allowed else self._refusal(request, invalid, agent)
-        decision = self.guard.check(tool, args, agent)  # a middleware inside served it: checked once run
+        decision = self.guard.check(
+            tool, args, agent, round=round_of(request)
+        )  # served inside: checked once run
         if not decision.allowed:
             return self._refusal(request, decision, agent)
         self._record(tool, args, agent, answer)
-        return answer
+        return _warned(answer, decision, request)
 
     async def _aunlisted(self, request: ToolCallRequest, answer: ToolResult, agent: str) -> ToolResult:
         tool, args, _ = _call_of(request)
         if _unknown_tool_answer(answer, tool):
             invalid = await self.guard.anote_invalid(agent, reason="unknown tool")
             return answer if invalid.allowed else self._refusal(request, invalid, agent)
-        decision = await self.guard.acheck(tool, args, agent)
+        decision = await self.guard.acheck(tool, args, agent, round=round_of(request))
         if not decision.allowed:
             return self._refusal(request, decision, agent)
         await self.guard.arecord_result(tool, args, _content(answer), agent, ok=_ok(answer))
-        return answer
+        return _warned(answer, decision, request)
 
     def _check_recursion_limit(self, request: ToolCallRequest) -> None:
         """Warn once if the run's recursion_limit ends a loop before the guard does. A model
@@ -178,6 +184,42 @@ class LoopfuseMiddleware(AgentMiddleware):
 def _call_of(request: ToolCallRequest) -> tuple[str, Any, str]:
     call = request.tool_call
     return call["name"], call.get("args") or {}, scope_of(request)
+
+
+_ROUND_SCAN = 64  # messages looked at, from the newest, for the AIMessage of a call
+
+
+def round_of(request: ToolCallRequest) -> Any:
+    """The id of the AIMessage whose ``tool_calls`` hold this call (the model turn that
+    issued it); None when it is not in the state's last messages."""
+    call_id = request.tool_call.get("id")
+    state = request.state
+    messages = state.get("messages") if isinstance(state, dict) else getattr(state, "messages", None)
+    if not call_id or not isinstance(messages, list):
+        return None
+    for message in itertools.islice(reversed(messages), _ROUND_SCAN):
+        if isinstance(message, AIMessage) and any(c.get("id") == call_id for c in message.tool_calls):
+            return message.id or tuple(c.get("id") for c in message.tool_calls)
+    return None
+
+
+def _warned(result: ToolResult, decision: Decision, request: ToolCallRequest) -> ToolResult:
+    """``result`` with the decision's warning added to the content of its ToolMessage (for a
+    ``Command``, the ToolMessage answering this call among its ``update["messages"]``)."""
+    if decision.warning is None:
+        return result
+    if isinstance(result, ToolMessage):
+        return result.model_copy(update={"content": with_warning(result.content, decision.warning)})
+    update = result.update if isinstance(result, Command) else None
+    messages = update.get("messages") if isinstance(update, dict) else None
+    if isinstance(messages, list):
+        call_id = request.tool_call.get("id")
+        update["messages"] = [_warned(m, decision, request) if _answers(m, call_id) else m for m in messages]  # type: ignore[index]
+    return result
+
+
+def _answers(message: Any, call_id: Any) -> bool:
+    return isinstance(message, ToolMessage) and message.tool_call_id == call_id
 
 
 def scope_of(request: ToolCallRequest) -> str:

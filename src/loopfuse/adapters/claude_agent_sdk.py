@@ -12,6 +12,12 @@ agent escalates, the hook also answers ``continue: false`` with a ``stopReason``
 ``systemMessage``, which the SDK streams as a ``SystemMessage``) naming the loop: the CLI
 ends the run with ``terminal_reason == "hook_stopped"``. ``PostToolUse`` and
 ``PostToolUseFailure`` hooks report results to the guard.
+
+An allowed call's warning is added to the tool's output by the ``PostToolUse`` hook
+(``updatedToolOutput``: the output with ``with_warning``; for an MCP tool, one more text
+block). The CLI keeps a built-in tool's original output when the changed one does not match
+the tool's output schema. Hook inputs do not name the assistant message that issued a call,
+so calls are checked without ``round=``.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..config import normalize_name
-from ._common import abort_error, require
+from ._common import PendingWarnings, abort_error, require, with_warning
 
 require("claude_agent_sdk", "claude-agent-sdk")
 
@@ -43,11 +49,14 @@ def loopfuse_hooks(
     ``matcher`` restricts the hooks to tool names matching it (all tools by default).
     To combine with hooks of your own, extend the lists of the returned mapping.
     """
+    warnings = PendingWarnings()
     return {
-        "PreToolUse": [HookMatcher(matcher=matcher, hooks=[_pre_tool_use(guard, share_subagents)])],
-        "PostToolUse": [HookMatcher(matcher=matcher, hooks=[_post_tool_use(guard, share_subagents, True)])],
+        "PreToolUse": [HookMatcher(matcher=matcher, hooks=[_pre_tool_use(guard, share_subagents, warnings)])],
+        "PostToolUse": [
+            HookMatcher(matcher=matcher, hooks=[_post_tool_use(guard, share_subagents, True, warnings)])
+        ],
         "PostToolUseFailure": [
-            HookMatcher(matcher=matcher, hooks=[_post_tool_use(guard, share_subagents, False)])
+            HookMatcher(matcher=matcher, hooks=[_post_tool_use(guard, share_subagents, False, warnings)])
         ],
     }
 
@@ -61,19 +70,22 @@ def scope_of(hook_input: Any, share_subagents: bool = False) -> str:
     return session
 
 
-def _pre_tool_use(guard: Guard, share_subagents: bool) -> Hook:
+def _pre_tool_use(guard: Guard, share_subagents: bool, warnings: PendingWarnings) -> Hook:
     async def loopfuse_pre_tool_use(hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
         tool = str(hook_input.get("tool_name", ""))
         if _exempt(guard, tool):
             return {}
         agent = scope_of(hook_input, share_subagents)
         decision = await guard.acheck(tool, hook_input.get("tool_input"), agent)
-        return {} if decision.allowed else _denial(guard, decision, agent)
+        if decision.allowed:
+            warnings.put((agent, tool_use_id), decision.warning)
+            return {}
+        return _denial(guard, decision, agent)
 
     return loopfuse_pre_tool_use
 
 
-def _post_tool_use(guard: Guard, share_subagents: bool, ok: bool) -> Hook:
+def _post_tool_use(guard: Guard, share_subagents: bool, ok: bool, warnings: PendingWarnings) -> Hook:
     async def loopfuse_post_tool_use(
         hook_input: Any, tool_use_id: str | None, context: Any
     ) -> dict[str, Any]:
@@ -81,7 +93,11 @@ def _post_tool_use(guard: Guard, share_subagents: bool, ok: bool) -> Hook:
         result = hook_input.get("tool_response") if ok else hook_input.get("error")
         agent = scope_of(hook_input, share_subagents)
         await guard.arecord_result(tool, hook_input.get("tool_input"), result, agent, ok=ok)
-        return {}
+        warning = warnings.pop((agent, tool_use_id))
+        if warning is None or not ok:
+            return {}
+        output = {"hookEventName": "PostToolUse", "updatedToolOutput": with_warning(result, warning)}
+        return {"hookSpecificOutput": output}
 
     return loopfuse_post_tool_use
 

@@ -19,13 +19,19 @@ A call of a tool that does not exist reaches the before-tool callback with ADK's
 tool: it is reported as an invalid turn (``Guard.note_invalid``), not checked as a call. ADK
 answers it with its own "no tool with that name" text until the guard denies; then the
 callback answers with the denial text, and escalation ends the invocation as above.
+
+Each call is checked with ``round=`` the id of the event (the model's response) whose function
+calls hold it (``round_of``), so identical calls of one response count once. An allowed call's
+warning is added to its function response under ``"loopfuse_warning"`` (the after-tool callback
+returns the response with it; a response that is not a dict becomes ``{"result": ...}``).
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ._common import HostLimit, require, stop_error
+from ._common import HostLimit, PendingWarnings, require, stop_error, with_warning
 
 require("google.adk", "google-adk")
 
@@ -54,6 +60,7 @@ class _Gate:
         self.share_subagents = share_subagents
         self._denied: set[str] = set()
         self._limit = HostLimit(guard, "Google ADK")
+        self._warnings = PendingWarnings()
 
     async def before(self, tool: Any, args: dict[str, Any], tool_context: Any) -> dict[str, Any] | None:
         agent = scope_of(tool_context, self.share_subagents)
@@ -64,9 +71,10 @@ class _Gate:
             return self._answer(
                 await self.guard.anote_invalid(agent, reason="unknown tool"), agent, tool_context
             )
-        decision = await self.guard.acheck(tool.name, args, agent)
+        decision = await self.guard.acheck(tool.name, args, agent, round=round_of(tool_context))
         if not decision.allowed:
             self._denied.add(_call_id(tool_context))
+        self._warnings.put(_call_id(tool_context), decision.warning)
         return self._answer(decision, agent, tool_context)
 
     def _answer(self, decision: Decision, agent: str, tool_context: Any) -> dict[str, Any] | None:
@@ -77,15 +85,22 @@ class _Gate:
             return self._stop(decision, agent, tool_context)
         return {"error": decision.message}
 
-    async def after(self, tool: Any, args: dict[str, Any], tool_context: Any, result: Any, ok: bool) -> None:
+    async def after(
+        self, tool: Any, args: dict[str, Any], tool_context: Any, result: Any, ok: bool
+    ) -> dict[str, Any] | None:
+        """Report what the call returned; the response with the call's warning, if it has one."""
         if _unknown(tool):
-            return  # an invalid turn, never a call
+            return None  # an invalid turn, never a call
         call_id = _call_id(tool_context)
         if call_id in self._denied:
             self._denied.discard(call_id)
-            return
+            return None
         agent = scope_of(tool_context, self.share_subagents)
         await self.guard.arecord_result(tool.name, args, result, agent, ok=ok and not _is_error(result))
+        warning = self._warnings.pop(call_id)
+        if warning is None or not ok:
+            return None
+        return with_warning(result if isinstance(result, dict) else {"result": result}, warning)
 
     def _stop(self, decision: Decision, agent: str, tool_context: Any) -> dict[str, Any]:
         tool_context.get_invocation_context().end_invocation = True
@@ -109,8 +124,7 @@ class LoopfusePlugin(BasePlugin):
     async def after_tool_callback(
         self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any, result: dict[str, Any]
     ) -> dict[str, Any] | None:
-        await self._gate.after(tool, tool_args, tool_context, result, ok=True)
-        return None
+        return await self._gate.after(tool, tool_args, tool_context, result, ok=True)
 
     async def on_tool_error_callback(
         self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any, error: Exception
@@ -138,8 +152,7 @@ def loopfuse_callbacks(guard: Guard, *, share_subagents: bool = False) -> ToolCa
     async def loopfuse_after_tool(
         tool: Any, args: dict[str, Any], tool_context: Any, tool_response: Any
     ) -> dict[str, Any] | None:
-        await gate.after(tool, args, tool_context, tool_response, ok=True)
-        return None
+        return await gate.after(tool, args, tool_context, tool_response, ok=True)
 
     return ToolCallbacks(loopfuse_before_tool, loopfuse_after_tool)
 
@@ -148,6 +161,22 @@ def _unknown(tool: Any) -> bool:
     """ADK's stand-in for a tool name that resolved to nothing is a bare ``BaseTool`` (every
     tool that can run is a subclass)."""
     return type(tool) is BaseTool
+
+
+_ROUND_SCAN = 16  # session events looked at, from the newest, for the model's response
+
+
+def round_of(tool_context: Any) -> Any:
+    """The id of the event (the model's response) that issued this call; None when it is not
+    among the session's last events."""
+    call_id = getattr(tool_context, "function_call_id", None)
+    events = getattr(getattr(tool_context, "session", None), "events", None)
+    if not call_id or not isinstance(events, list):
+        return None
+    for event in itertools.islice(reversed(events), _ROUND_SCAN):
+        if any(c.id == call_id for c in event.get_function_calls()):
+            return event.id
+    return None
 
 
 def _call_id(tool_context: Any) -> str:

@@ -1,7 +1,8 @@
 """Guard middleware for FastMCP servers: ``server.add_middleware(LoopfuseMiddleware(guard))``.
 
 A denied call answers with an error tool result (``isError``) carrying the denial
-text; the tool never runs. The scope is the MCP session, or the server process
+text; the tool never runs. An allowed call's warning is one more text content block at the
+end of its result. The MCP protocol has no model turn: calls are checked without ``round=``. The scope is the MCP session, or the server process
 where the protocol has no session (2026-07-28 stdio, unauthenticated HTTP).
 """
 
@@ -24,7 +25,7 @@ from .mcp_proxy.refusal import refusal_text
 if TYPE_CHECKING:
     from ..guard import Guard
 
-__all__ = ["PROCESS_SCOPE", "LoopfuseMiddleware", "refusal_text"]
+__all__ = ["PROCESS_SCOPE", "LoopfuseMiddleware", "refusal_text", "warned"]
 
 PROCESS_SCOPE = "mcp:process"
 
@@ -52,15 +53,16 @@ class LoopfuseMiddleware(Middleware):
         text = refusal_text(decision, agent, self.guard)
         if text is not None:
             return ToolResult(content=text, is_error=True)
-        return await self._run(context, call_next, agent)
+        return await self._run(context, call_next, agent, decision.warning)
 
     async def _run(
         self,
         context: MiddlewareContext[mcp_types.CallToolRequestParams],
         call_next: CallNext[mcp_types.CallToolRequestParams, ToolResult],
         agent: str,
+        warning: str | None = None,
     ) -> ToolResult:
-        """The allowed call run, and what it returned (or raised) reported."""
+        """The allowed call run, what it returned (or raised) reported, and its warning added."""
         tool, args = context.message.name, context.message.arguments or {}
         try:
             result = await call_next(context)
@@ -68,13 +70,24 @@ class LoopfuseMiddleware(Middleware):
             await self._record(tool, args, None, agent, ok=False)
             raise
         await self._record(tool, args, _content(result.content), agent, ok=not result.is_error)
-        return result
+        return result if warning is None else warned(result, warning)
 
     async def _record(self, tool: str, args: Any, result: Any, agent: str, *, ok: bool) -> None:
         try:
             await self.guard.arecord_result(tool, args, result, agent, ok=ok)
         except Exception:
             logger.exception("loopfuse: record_result failed for %s", tool)
+
+
+def warned(result: ToolResult, warning: str) -> ToolResult:
+    """``result`` with one more text content block: the warning (structured content unchanged)."""
+    block = mcp_types.TextContent(type="text", text=warning)
+    return ToolResult(
+        content=[*result.content, block],
+        structured_content=result.structured_content,
+        meta=result.meta,
+        is_error=result.is_error,
+    )
 
 
 def _content(blocks: Any) -> Any:

@@ -19,7 +19,13 @@ call with the same ``ToolInputGuardrailTripwireTriggered``. ``guard_agent`` wrap
 Scope: the run (the SDK has no run id; the run's usage object, shared by the run's
 context wrappers, stands for it) and the agent making the call, so handoffs and agents
 used as tools keep their own state. Parallel tool calls of one turn are checked in the
-order the SDK starts them; the guard's lock keeps counts exact.
+order the SDK starts them; the guard's lock keeps counts exact. Each call is checked with
+``round=`` the number of the agent's model call whose response issued it (counted in
+``on_llm_start``), so identical calls of one response count once.
+
+Warnings: the output guardrail answers an allowed call that carries a warning with
+``reject_content``, whose text is the tool's output (``str`` of it when not a str) followed by
+the warning: the model reads both as the tool's output.
 """
 
 from __future__ import annotations
@@ -48,7 +54,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
 
 from ..errors import LoopAbortedError
 from ..guard import Guard
-from ._common import HostLimit, Scope, ScopeTable, stop_error
+from ._common import HostLimit, PendingWarnings, Scope, ScopeTable, stop_error, with_warning
 
 __all__ = ["LoopfuseInputGuardrail", "LoopfuseOutputGuardrail", "guard_agent", "invalid_turn_formatter"]
 
@@ -100,6 +106,8 @@ class _Runs:
         self.scopes = ScopeTable("openai-agents")
         self.current: weakref.WeakKeyDictionary[Scope, str] = weakref.WeakKeyDictionary()
         self.stops: weakref.WeakKeyDictionary[Scope, LoopAbortedError] = weakref.WeakKeyDictionary()
+        self.turns: weakref.WeakKeyDictionary[Scope, int] = weakref.WeakKeyDictionary()
+        self.warnings = PendingWarnings()
         self.guardrails = (_input_guardrail(self), _output_guardrail(self))
 
     def scope(self, usage: Any, agent_name: str) -> Scope | str:
@@ -114,10 +122,16 @@ class _Runs:
         if isinstance(run, Scope):
             self.current[run] = name
         scope = self.scope(usage, name)
+        if isinstance(scope, Scope):
+            self.turns[scope] = self.turns.get(scope, 0) + 1
         stop = self.stops.pop(scope, None) if isinstance(scope, Scope) else None
         if stop is not None:
             output = ToolGuardrailFunctionOutput.raise_exception(output_info=stop)
             raise ToolInputGuardrailTripwireTriggered(self.guardrails[0], output)
+
+    def round_of(self, scope: Scope | str) -> int | None:
+        """The number of the agent's model call whose response issued the calls now checked."""
+        return self.turns.get(scope) if isinstance(scope, Scope) else None
 
     async def invalid_turn(self, usage: Any) -> str | None:
         """Report an invalid turn of the agent the run last called the model for; the text
@@ -204,8 +218,9 @@ def _input_guardrail(runs: _Runs) -> LoopfuseInputGuardrail:
 
     async def loopfuse_check(data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
         tool, args, scope = _call_of(data, runs)
-        decision = await guard.acheck(tool, args, scope)
+        decision = await guard.acheck(tool, args, scope, round=runs.round_of(scope))
         if decision.allowed:
+            runs.warnings.put((scope, data.context.tool_call_id), decision.warning)
             return ToolGuardrailFunctionOutput.allow()
         if decision.escalate:
             error = stop_error(guard, decision, _label(scope))
@@ -219,7 +234,11 @@ def _output_guardrail(runs: _Runs) -> LoopfuseOutputGuardrail:
     async def loopfuse_record(data: ToolOutputGuardrailData) -> ToolGuardrailFunctionOutput:
         tool, args, scope = _call_of(data, runs)
         await runs.guard.arecord_result(tool, args, data.output, scope)
-        return ToolGuardrailFunctionOutput.allow()
+        warning = runs.warnings.pop((scope, data.context.tool_call_id))
+        if warning is None:
+            return ToolGuardrailFunctionOutput.allow()
+        output = data.output if isinstance(data.output, str) else str(data.output)
+        return ToolGuardrailFunctionOutput.reject_content(with_warning(output, warning), output_info=warning)
 
     return LoopfuseOutputGuardrail(guardrail_function=loopfuse_record, name="loopfuse")
 

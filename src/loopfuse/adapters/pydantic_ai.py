@@ -16,7 +16,10 @@ text does, and escalation raises ``LoopAbortedError`` as for any loop. The agent
 Scope: the run id (``RunContext.run_id``), so a sub-agent run inside a tool has its own
 state. The run's state goes when the run ends, normally, by an error or cancelled
 (``wrap_run``). Parallel tool calls of one turn are checked in the order Pydantic AI starts them;
-the guard's lock keeps counts exact.
+the guard's lock keeps counts exact. Each call is checked with ``round=`` the run step
+(``RunContext.run_step``, one per model response), so identical calls of one response count
+once. An allowed call's warning is added to what the tool returned (``after_tool_execute``,
+``with_warning``), after the guard has recorded it.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     ) from exc
 
 from ..guard import Guard
-from ._common import HostLimit, stop_error
+from ._common import HostLimit, PendingWarnings, stop_error, with_warning
 
 __all__ = ["LoopfuseCapability"]
 
@@ -51,9 +54,11 @@ class LoopfuseCapability(AbstractCapability[Any]):
 
     guard: Guard
     _limit: HostLimit = field(init=False, repr=False, compare=False)
+    _warnings: PendingWarnings = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._limit = HostLimit(self.guard, "Pydantic AI")
+        self._warnings = PendingWarnings()
 
     async def wrap_run(self, ctx: RunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
         try:
@@ -67,8 +72,9 @@ class LoopfuseCapability(AbstractCapability[Any]):
         scope = _scope(ctx)
         if not self._limit.warned:
             self._limit.check("request_limit", getattr(ctx.usage_limits, "request_limit", None))
-        decision = await self.guard.acheck(call.tool_name, args, scope)
+        decision = await self.guard.acheck(call.tool_name, args, scope, round=ctx.run_step)
         if decision.allowed:
+            self._warnings.put((scope, call.tool_call_id), decision.warning)
             return args
         if decision.escalate:
             raise stop_error(self.guard, decision, scope)
@@ -121,8 +127,9 @@ class LoopfuseCapability(AbstractCapability[Any]):
         args: dict[str, Any],
         result: Any,
     ) -> Any:
-        await self.guard.arecord_result(call.tool_name, args, result, _scope(ctx), ok=True)
-        return result
+        scope = _scope(ctx)
+        await self.guard.arecord_result(call.tool_name, args, result, scope, ok=True)
+        return with_warning(result, self._warnings.pop((scope, call.tool_call_id)))
 
     async def on_tool_execute_error(
         self,
@@ -133,7 +140,9 @@ class LoopfuseCapability(AbstractCapability[Any]):
         args: dict[str, Any],
         error: Exception,
     ) -> Any:
-        await self.guard.arecord_result(call.tool_name, args, error, _scope(ctx), ok=False)
+        scope = _scope(ctx)
+        self._warnings.pop((scope, call.tool_call_id))
+        await self.guard.arecord_result(call.tool_name, args, error, scope, ok=False)
         raise error
 
 

@@ -14,7 +14,10 @@ managed agent does not run. Once an agent escalates, a step callback raises
 ``LoopAbortedError`` (naming the loop) at the end of that step, which ends ``agent.run``;
 raised inside a managed agent it reaches the parent as a failed call. Parallel tool calls
 of one turn (ToolCallingAgent's threads) are checked under the guard's lock, in the order
-the threads reach their tools: counts stay exact.
+the threads reach their tools: counts stay exact. Each call is checked with ``round=`` the
+agent's step (``_step_of``), so identical calls of one step count once. An allowed call's
+warning is added to a str, dict or list result (what the model reads as the observation);
+any other value (a number or an image a CodeAgent's code computes with) is returned unchanged.
 
 Invalid turns (``Guard.note_invalid``): a step that ended with a reply smolagents could not
 parse, a call of a tool that does not exist, or arguments the tool's schema rejects. The
@@ -39,13 +42,14 @@ from __future__ import annotations
 import copy
 import itertools
 import secrets
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LoopAbortedError
 from ..wrapping import call_arguments
-from ._common import HostLimit, Scope, require, stop_error
+from ._common import HostLimit, Scope, require, stop_error, with_warning
 
 require("smolagents", "smolagents")
 
@@ -158,13 +162,28 @@ def _install(agent: Any, guard: Guard, scope: _RunScope, share: bool) -> None:
     limit.check("max_steps", getattr(agent, "max_steps", None))
     vars(agent)[_INSTALLED] = _Installed(guard, scope, limit)
     agent.step_callbacks.register(ActionStep, scope.after_step)
+    step = _step_of(agent)
     for name, tool in list(agent.tools.items()):
         if name not in UNGUARDED:
-            agent.tools[name] = _guarded_tool(tool, guard, scope)
+            agent.tools[name] = _guarded_tool(tool, guard, scope, step)
     managed_agents = getattr(agent, "managed_agents", {})
     for name, managed in list(managed_agents.items()):
         own = _guard_managed(managed, guard, scope, share)
-        managed_agents[name] = _GuardedDelegation(managed, guard, scope, own)
+        managed_agents[name] = _GuardedDelegation(managed, guard, scope, own, step)
+
+
+def _step_of(agent: Any) -> Callable[[], Any]:
+    """The agent's current step, the round of the calls it issues: its name, ``step_number``
+    and the length of its memory (``step_number`` starts again in a continued run). Holds
+    the agent weakly (its tools hold this)."""
+    ref, name = weakref.ref(agent), _name(agent)
+
+    def step() -> Any:
+        agent = ref()
+        memory = getattr(getattr(agent, "memory", None), "steps", ())
+        return None if agent is None else (name, getattr(agent, "step_number", None), len(memory))
+
+    return step
 
 
 def _guard_managed(managed: Any, guard: Guard, parent: _RunScope, share: bool) -> _RunScope:
@@ -190,7 +209,7 @@ def _restart_scope_on_run(agent: Any, scope: _RunScope) -> None:
     agent.run = guarded_run
 
 
-def _guarded_tool(tool: Any, guard: Guard, scope: _RunScope) -> Any:
+def _guarded_tool(tool: Any, guard: Guard, scope: _RunScope, step: Callable[[], Any]) -> Any:
     guarded = copy.copy(tool)
     forward: Callable[..., Any] = tool.forward
     arguments = call_arguments(forward)
@@ -198,16 +217,19 @@ def _guarded_tool(tool: Any, guard: Guard, scope: _RunScope) -> Any:
 
     def guarded_forward(*args: Any, **kwargs: Any) -> Any:
         call = arguments(args, kwargs)
-        return _guarded_call(guard, scope, name, call, lambda: forward(*args, **kwargs))
+        return _guarded_call(guard, scope, name, call, lambda: forward(*args, **kwargs), step())
 
     guarded.forward = guarded_forward
     return guarded
 
 
-def _guarded_call(guard: Guard, scope: _RunScope, name: str, call: Any, run: Callable[[], Any]) -> Any:
-    """``run()`` if the guard allows ``name(call)`` in ``scope``, else the denial text."""
+def _guarded_call(
+    guard: Guard, scope: _RunScope, name: str, call: Any, run: Callable[[], Any], round_id: Any
+) -> Any:
+    """``run()`` if the guard allows ``name(call)`` in ``scope``, else the denial text; an
+    allowed call's warning is added to a str, dict or list result (``with_warning``)."""
     agent = scope.label
-    decision = guard.check(name, call, agent)
+    decision = guard.check(name, call, agent, round=round_id)
     if not decision.allowed:
         if decision.escalate:
             scope.stop(guard, decision)
@@ -218,16 +240,21 @@ def _guarded_call(guard: Guard, scope: _RunScope, name: str, call: Any, run: Cal
         guard.record_result(name, call, type(exc).__name__, agent, ok=False)
         raise
     guard.record_result(name, call, result, agent, ok=True)
-    return result
+    if isinstance(result, str | dict | list) or result is None:
+        return with_warning(result, decision.warning)
+    return result  # a value a CodeAgent's code computes with (a number, an image): unchanged
 
 
 class _GuardedDelegation:
     """Stands for a managed agent in its parent's ``managed_agents``: the parent's call
     goes through the guard first. Everything else reaches the managed agent itself."""
 
-    __slots__ = ("_guard", "_managed", "_own", "_parent")
+    __slots__ = ("_guard", "_managed", "_own", "_parent", "_step")
 
-    def __init__(self, managed: Any, guard: Guard, parent: _RunScope, own: _RunScope) -> None:
+    def __init__(
+        self, managed: Any, guard: Guard, parent: _RunScope, own: _RunScope, step: Callable[[], Any]
+    ) -> None:
+        object.__setattr__(self, "_step", step)
         object.__setattr__(self, "_managed", managed)
         object.__setattr__(self, "_guard", guard)
         object.__setattr__(self, "_parent", parent)
@@ -237,7 +264,7 @@ class _GuardedDelegation:
         call = _delegation_arguments(args, kwargs)
         name = str(self._managed.name)
         run = lambda: self._delegate(*args, **kwargs)  # noqa: E731
-        return _guarded_call(self._guard, self._parent, name, call, run)
+        return _guarded_call(self._guard, self._parent, name, call, run, self._step())
 
     def _delegate(self, *args: Any, **kwargs: Any) -> Any:
         try:

@@ -37,12 +37,13 @@ class ProxyMiddleware(LoopfuseMiddleware):
         tool, args = context.message.name, context.message.arguments or {}
         agent = client_scope(context.fastmcp_context)
         listed = not await _unlisted(context.fastmcp_context, tool)
-        text = refusal_text(await self._decide(tool, args, agent, listed), agent, self.guard)
+        decision = await self._decide(tool, args, agent, listed)
+        text = refusal_text(decision, agent, self.guard)
         if text is not None:
             return ToolResult(content=text, is_error=True)
         if not listed:
             return await call_next(context)  # the server's own error, unchanged
-        return await self._run(context, call_next, agent)
+        return await self._run(context, call_next, agent, decision.warning)
 
     async def _decide(self, tool: str, args: Any, agent: str, listed: bool) -> Decision:
         """A listed tool's call goes to the breakers; an unlisted one is an invalid turn."""

@@ -20,6 +20,7 @@ __all__ = [
     "recover_id",
     "response_ok",
     "tool_call",
+    "with_warning",
 ]
 
 PARSE_ERROR = -32700
@@ -151,6 +152,16 @@ def response_ok(message: dict[str, Any]) -> bool:
     """False for a JSON-RPC error or an error tool result."""
     result = message.get("result")
     return "error" not in message and not (isinstance(result, dict) and result.get("isError"))
+
+
+def with_warning(message: dict[str, Any], warning: str) -> bytes | None:
+    """The ``tools/call`` answer ``message`` with one more text content block, the warning, at
+    the end of its result's content; None when it has no such content (an error, say)."""
+    result = message.get("result")
+    if not isinstance(result, dict) or not isinstance(result.get("content"), list):
+        return None
+    content = result["content"]
+    return _line({**message, "result": {**result, "content": [*content, {"type": "text", "text": warning}]}})
 
 
 def _line(body: dict[str, Any]) -> bytes:

@@ -1,5 +1,7 @@
 """The stdio relay: JSON-RPC lines pass between client and backend untouched, except
-``tools/call`` requests, which the guard checks first. Only standard library."""
+``tools/call`` requests, which the guard checks first, and the answer to an allowed call that
+carries a warning, which gets it as one more text content block. The protocol has no model
+turn: calls are checked without ``round=``. Only standard library."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from .jsonrpc import (
     recover_id,
     response_ok,
     tool_call,
+    with_warning,
 )
 from .refusal import refusal_text
 from .session import LISTING, PendingCall, Session
@@ -183,16 +186,17 @@ class StdioRelay:
         the backend did not list is an invalid turn, and counts for no call breaker."""
         agent = self.session.agent
         listed = not self.session.unlisted(tool)
+        warning = None
         try:
             if listed:
                 decision = self.guard.check(tool, args, agent)
             else:
                 decision = self.guard.note_invalid(agent, reason="a tool the MCP server did not list")
-            text = refusal_text(decision, agent, self.guard)
+            text, warning = refusal_text(decision, agent, self.guard), decision.warning
         except Exception:
             logger.exception("loopfuse proxy: the guard failed on %s; allowing it", tool)
             text = None
-        return text, PendingCall(tool, args, agent, listed)
+        return text, PendingCall(tool, args, agent, listed, warning)
 
     def _remember(self, request_id: Any, pending: object) -> None:
         with contextlib.suppress(TypeError):
@@ -237,12 +241,24 @@ class StdioRelay:
         if not isinstance(message, dict | list):
             self._drop("server", "not a JSON-RPC message")
             return
-        await self._to_client(line)
+        await self._to_client(self._warned(message, line))
         if isinstance(message, dict):
             if message.get("method") == "notifications/tools/list_changed":
                 self.session.tools_changed()
             elif self._pending:
                 self._settle(message)
+
+    def _warned(self, message: Any, line: bytes) -> bytes:
+        """``line``, or, when it answers a call that carries a warning, the answer with it."""
+        if not self._pending or not isinstance(message, dict) or "method" in message:
+            return line
+        try:
+            pending = self._pending.get(message.get("id"))
+        except TypeError:
+            return line
+        if not isinstance(pending, PendingCall) or pending.warning is None:
+            return line
+        return with_warning(message, pending.warning) or line
 
     async def _unreadable_answer(self, line: bytes) -> None:
         """Drop a line that does not parse; answer the request it answered, if it says which."""

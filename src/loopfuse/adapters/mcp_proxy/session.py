@@ -27,6 +27,7 @@ class PendingCall:
     args: dict[str, Any]
     agent: str
     listed: bool = True
+    warning: str | None = None  # added to the call's result (``jsonrpc.with_warning``)
 
 
 class Session:
