@@ -241,6 +241,13 @@ class GuardConfig:
     store: StoreConfig = field(default_factory=StoreConfig)
     sections: Mapping[str, Any] = field(default_factory=dict)  # other breakers' sections, by name
 
+    def __post_init__(self) -> None:
+        """Every breaker section without a field of its own, at its defaults unless given (so
+        that a file writing out the defaults equals no file)."""
+        given = dict(self.sections)
+        full = {name: given.get(name) or SECTIONS[name]() for name in SECTIONS if name not in _FIELDS}
+        object.__setattr__(self, "sections", full)
+
     def section(self, name: str) -> Any:
         """The parsed section ``name`` (a breaker's: its defaults when the file has none)."""
         if name in _FIELDS:

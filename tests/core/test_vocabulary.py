@@ -14,6 +14,7 @@ from loopfuse import ConfigError, Guard, parse_config
 from loopfuse.config import load_config_file
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+SEED = Path(__file__).resolve().parent / "seed_configs"  # the shipped files as they were written before
 
 PAIRS = [
     ({"circuit_breaker": {"duplicate_limit": 4, "window": 50}}, {"duplicate": {"limit": 4, "window": 50}}),
@@ -88,3 +89,8 @@ def test_same_decisions_on_any_stream(calls: list[tuple[str, int, bool]], pair: 
         assert answers[0] == answers[1]
         for g in guards:
             g.record_result(tool, {"n": arg}, f"out {arg}", ok=ok)
+
+
+@pytest.mark.parametrize("name", ["loopfuse.toml", "brake3.toml"])
+def test_the_files_shipped_in_the_seed_spelling_mean_what_the_examples_say_now(name: str) -> None:
+    assert parse_config(load_config_file(SEED / name)) == parse_config(load_config_file(EXAMPLES / name))
