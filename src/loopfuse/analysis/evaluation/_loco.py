@@ -34,6 +34,8 @@ GRID: dict[str, tuple[int, ...]] = {
     "same_error.identical_limit": (3, 4, 5, 6),
     "near_duplicate.limit": (4, 5, 6, 8, 10),
     "cycle.min_repeats": (2, 3, 4, 5),
+    "stall.limit": (4, 5, 6, 8, 10),
+    "stall.error_limit": (2, 3, 4, 5, 6),
 }
 Limits = Mapping[str, int | None]  # None: the rule is off
 Firsts = list[int | None]
@@ -52,7 +54,9 @@ def config_for(limits: Limits, *, cap: int = 300) -> dict[str, Any]:
     }
     errors = (limits.get("same_error.limit"), limits.get("same_error.identical_limit"))
     near, cycle = limits.get("near_duplicate.limit"), limits.get("cycle.min_repeats")
+    stall = {"limit": limits.get("stall.limit") or 0, "error_limit": limits.get("stall.error_limit") or 0}
     return {
+        "stall": stall if any(stall.values()) else OFF,
         "circuit_breaker": circuit,
         "same_error": {"limit": errors[0] or _NEVER, "identical_limit": errors[1] or 0}
         if any(errors) else OFF,
