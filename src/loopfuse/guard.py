@@ -10,12 +10,13 @@ from typing import Any, TypeVar, overload
 
 from ._awaited import AwaitedCalls
 from ._guard_events import GuardEvents
+from ._invalid_turns import InvalidTurns
 from ._rounds import Rounds
 from .agents import AgentIdentityError
 from .breakers import Breaker
 from .breakers._warn import WARNING_TEXT
 from .breakers.build import build_breakers, build_warners
-from .breakers.invalid import INVALID_TOOL, InvalidTurnBreaker
+from .breakers.invalid import InvalidTurnBreaker
 from .calls import CallKey
 from .checks import check_store_policy
 from .config import GuardConfig, find_config_file, in_file, load_config_file, parse_config
@@ -36,7 +37,7 @@ __all__ = ["Guard"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Guard:
+class Guard(InvalidTurns):
     """Decides, in code, whether an agent's next tool call may run.
 
     Breakers are evaluated in the order of ``loopfuse.breakers.registry.REGISTRY``: the call
@@ -264,56 +265,6 @@ class Guard:
         """Allow the next ``times`` calls of ``tool`` by ``agent`` whatever the breakers say
         (counted by none of them; logged). In this process only."""
         allow_next_logged(self._overrides, agent, tool, times)
-
-    def note_invalid(self, agent: Any = "default", reason: str | None = None) -> Decision:
-        """Report a turn in which the model produced no usable tool call (no call where one
-        was expected, an unknown tool, arguments that do not parse).
-
-        Allowed while the agent's invalid turns in a row stay under ``[invalid] limit``: give
-        the model your own error text as usual. Denied from the limit on: give it
-        ``Decision.message`` instead; ``Decision.escalate`` (``abort_after_denials`` denials in
-        a row, as for tool calls) means stop the run. Any allowed tool call ends the streak. ``reason`` is for your own records: the
-        guard keeps none of it. Never raises: a streak that cannot be counted is allowed.
-        """
-        if self._invalid is None:
-            return self._allowed(INVALID_TOOL)
-        try:
-            return self._invalid_decision(agent, self._store.note_invalid(agent))
-        except StoreUnavailableError as exc:
-            self._result_lost(INVALID_TOOL, agent, exc)
-        except Exception as exc:  # a caller's agent object raised where nothing else caught it
-            self._unexpected(exc, INVALID_TOOL, agent, checked=False)
-        return self._allowed(INVALID_TOOL)
-
-    async def anote_invalid(self, agent: Any = "default", reason: str | None = None) -> Decision:
-        """``note_invalid`` for async hosts (the Redis store never blocks the event loop)."""
-        if self._invalid is None:
-            return self._allowed(INVALID_TOOL)
-        try:
-            return self._invalid_decision(agent, await self._store.anote_invalid(agent))
-        except StoreUnavailableError as exc:
-            self._result_lost(INVALID_TOOL, agent, exc)
-        except Exception as exc:  # a caller's agent object raised where nothing else caught it
-            self._unexpected(exc, INVALID_TOOL, agent, checked=False)
-        return self._allowed(INVALID_TOOL)
-
-    def _invalid_decision(self, agent: Any, streak: int | None) -> Decision:
-        breaker = self._invalid
-        assert breaker is not None
-        if streak is None:
-            self._fail_open("agent_identity", INVALID_TOOL, agent, checked=False)
-            return self._allowed(INVALID_TOOL)
-        denied = breaker.denied(streak, self._shadow)
-        if denied is None:
-            return self._allowed(INVALID_TOOL)
-        decision, outcome = denied
-        self._stats.denial("invalid", decision.escalate)
-        denial = outcome.denial
-        assert denial is not None  # breaker.denied returns a denial's outcome
-        self._after_denial(decision, agent, denial, outcome)
-        if self.listeners:
-            self._notify("on_check", decision, agent)
-        return decision
 
     @overload
     def wrap(self, fn: F, *, tool: str | None = None, agent: Any = CURRENT_SESSION) -> F: ...
