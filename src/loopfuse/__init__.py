@@ -14,7 +14,7 @@ from .config import (
     load_config_file,
     parse_config,
 )
-from .decision import Decision
+from .decision import Decision, Denial
 from .errors import ConfigError, LoopAbortedError, LoopBrakeError, LoopfuseError
 from .escalation import escalation_point
 from .guard import Guard
@@ -28,6 +28,7 @@ __all__ = [
     "CircuitBreakerConfig",
     "ConfigError",
     "Decision",
+    "Denial",
     "Guard",
     "GuardConfig",
     "GuardListener",
