@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from loopfuse import parse_config
-from tests.stores.conftest import REDIS_SERVER, RedisServer
+from tests.conftest import REDIS_SERVER, RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

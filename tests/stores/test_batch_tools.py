@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 from loopfuse import ConfigError, Guard
-
-from .conftest import GuardFactory
+from tests.conftest import GuardFactory
 
 Step = tuple[dict[str, Any], str, bool]  # the call's arguments, its result, whether it failed
 Outcome = tuple[bool, str | None, str]  # allowed, kind, rule

@@ -6,9 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from loopfuse import Decision, Guard
-from loopfuse.listeners import GuardListener
-
-from .conftest import GuardFactory
+from loopfuse.testing import RecordingListener
+from tests.conftest import GuardFactory
 
 
 def only_window(limit: int, window: int) -> dict[str, Any]:
@@ -66,21 +65,13 @@ def test_escalation_after_denials_in_a_row(make_guard: GuardFactory) -> None:
     assert guard.stats()["escalations"] == 2
 
 
-@dataclass
-class Firsts(GuardListener):
-    seen: list[tuple[str | None, bool]]
-
-    def on_deny(self, decision: Decision, agent: Any, first: bool) -> None:
-        self.seen.append((decision.kind, first))
-
-
 def test_first_denial_per_kind(make_guard: GuardFactory) -> None:
-    listener = Firsts([])
+    listener = RecordingListener()
     guard = make_guard({"circuit_breaker": {"duplicate_limit": 1, "max_calls_per_agent": 2}})
     guard.listeners.append(listener)
     run(guard, "AAABCD")
     run(guard, "AA", agent="b")
-    assert listener.seen == [
+    assert [(e.kind, e.first) for e in listener.of("on_deny")] == [
         ("duplicate", True),
         ("duplicate", False),
         ("cap", True),

@@ -16,8 +16,7 @@ import pytest
 
 from loopfuse import Guard
 from loopfuse.stores.redis import RedisStore
-
-from .conftest import RedisServer, _require_binary
+from tests.conftest import RedisServer, _require_binary
 
 redis_cluster = pytest.importorskip("redis.cluster")
 redis_async_cluster = pytest.importorskip("redis.asyncio.cluster")

@@ -13,8 +13,7 @@ from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_a
 
 from loopfuse import Decision, Guard
 from loopfuse.listeners import GuardListener
-
-from .conftest import RedisServer, unique_prefix
+from tests.conftest import RedisServer, unique_prefix
 
 CONFIG = {
     "circuit_breaker": {"duplicate_limit": 3, "window": 5, "max_calls_per_agent": 14},

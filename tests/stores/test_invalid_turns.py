@@ -7,10 +7,8 @@ import asyncio
 import pytest
 
 from loopfuse import Guard
-from loopfuse.breakers.invalid import InvalidTurnBreaker
-from loopfuse.decision import Denial
-
-from .conftest import GuardFactory
+from loopfuse.testing import RecordingListener
+from tests.conftest import GuardFactory
 
 
 def invalid_turns(guard: Guard, n: int, agent: str = "a") -> list[bool]:
@@ -77,13 +75,6 @@ def test_async_hosts(make_guard: GuardFactory) -> None:
     assert asyncio.run(run()) == [True, False, False]
 
 
-@pytest.mark.parametrize(("streak", "denied"), [(0, False), (5, False), (6, True), (50, True)])
-def test_breaker_judges_the_streak(streak: int, denied: bool) -> None:
-    breaker = InvalidTurnBreaker(6)
-    assert (breaker.judge(streak) == Denial("invalid", streak, 6, "invalid.limit")) is denied
-    assert breaker.escalates(streak) is (streak >= 12)
-
-
 def test_an_unreachable_store_allows(own_redis: object) -> None:
     server = own_redis
     guard = Guard.from_config({"invalid": {"limit": 1}, "store": {"url": server.url}})  # type: ignore[attr-defined]
@@ -101,16 +92,9 @@ def test_a_bad_limit_is_refused_at_construction() -> None:
 
 
 def test_escalation_is_reported_once_per_streak(make_guard: GuardFactory) -> None:
-    from loopfuse import GuardListener
-
-    class Count(GuardListener):
-        escalations = 0
-
-        def on_escalate(self, decision: object, agent: object) -> None:
-            Count.escalations += 1
-
-    guard = make_guard({"invalid": {"limit": 2}}, listeners=[Count()])
+    listener = RecordingListener()
+    guard = make_guard({"invalid": {"limit": 2}}, listeners=[listener])
     invalid_turns(guard, 8)
-    assert Count.escalations == 1
+    assert len(listener.of("on_escalate")) == 1
     decision = guard.note_invalid(agent="a")
     assert decision.rule == "invalid.limit" and decision.escalate

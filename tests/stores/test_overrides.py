@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from .conftest import GuardFactory
+from tests.conftest import GuardFactory
 
 LIMIT = {"circuit_breaker": {"duplicate_limit": 2}}
 
