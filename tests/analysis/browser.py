@@ -100,7 +100,8 @@ def png_pixels(path: Path, rows: int) -> tuple[int, int, list[bytes]]:
     """Width, height and the first ``rows`` RGB(A) rows of an 8-bit PNG, unfiltered."""
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-    chunks, offset = {}, 8
+    chunks: dict[bytes, bytes] = {}
+    offset = 8
     while offset < len(data):
         (length,) = struct.unpack(">I", data[offset : offset + 4])
         kind = data[offset + 4 : offset + 8]

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -39,8 +40,11 @@ def run_cli(
     )  # fmt: skip
 
 
+CLI = Callable[..., subprocess.CompletedProcess[str]]
+
+
 @pytest.fixture
-def cli():  # type: ignore[no-untyped-def]
+def cli() -> CLI:
     return run_cli
 
 

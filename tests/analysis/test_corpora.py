@@ -4,6 +4,7 @@ turns, and leave-one-corpus-out, on small corpora written by the tests."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +116,7 @@ def test_replay_reports_the_whole_output_not_the_excerpt(tmp_path: Path) -> None
     assert pairs(run.calls) is None
 
 
-def _calls(rows: list[tuple[str, str, str, bool | None]]) -> list[ToolCall]:
+def _calls(rows: Sequence[tuple[str, str, str, bool | None]]) -> list[ToolCall]:
     return [
         ToolCall(run="r", agent="a", step=i, tool=t, args={"c": c}, result=o, ok=ok)
         for i, (t, c, o, ok) in enumerate(rows)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,7 +13,7 @@ from loopfuse.transcripts.detect import read_path, read_source, sniff, sources
 from loopfuse.transcripts.normalized import read_normalized
 
 
-def calls_of(path: Path, tally: ReadTally | None = None) -> list:
+def calls_of(path: Path, tally: ReadTally | None = None) -> list[Any]:
     return list(read_path(path, tally))
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.analysis.browser import CHROMIUM, Element, dump_dom, png_pixels, screenshot
-from tests.analysis.conftest import write_run
+from tests.analysis.conftest import CLI, write_run
 
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="chromium is not installed (CI installs it to check the HTML report)"
@@ -69,10 +69,7 @@ def test_the_filter_in_the_address_shows_only_those_rows(report: Path) -> None:
 
 
 def test_pointing_at_a_dot_shows_its_step_and_tool_and_never_the_whole_arguments(
-    report: Path,
-    cli,
-    corpus_dir: Path,
-    tmp_path: Path,  # type: ignore[no-untyped-def]
+    report: Path, cli: CLI, corpus_dir: Path, tmp_path: Path
 ) -> None:
     first = runs(dump_dom(report))[0]
     chart = first.attrs["data-chart"]

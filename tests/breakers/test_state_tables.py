@@ -13,7 +13,7 @@ from loopfuse.state import CountingWindow, RecentDigests
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 30), st.lists(st.integers(1, 12), max_size=300))
 def test_counting_window_matches_a_deque(size: int, keys: list[int]) -> None:
-    window, reference = CountingWindow(size), deque(maxlen=size)
+    window, reference = CountingWindow(size), deque[int](maxlen=size)
     for key in keys:
         window.push(key << 20)  # collide in the low bits to exercise probing and deletion
         reference.append(key << 20)

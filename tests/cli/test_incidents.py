@@ -110,7 +110,7 @@ class LineReader:
         self.lines: queue.Queue[str] = queue.Queue()
         assert proc.stdout is not None
         stdout = proc.stdout
-        threading.Thread(target=lambda: [self.lines.put(x) for x in stdout], daemon=True).start()
+        threading.Thread(target=lambda: [*map(self.lines.put, stdout)], daemon=True).start()
 
     def next(self, timeout: float = TIMEOUT) -> str:
         return self.lines.get(timeout=timeout).rstrip("\n")

@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,7 +44,7 @@ def test_replay_examples_shows_where_the_guard_stops_the_loop() -> None:
 
 def test_replay_counts_each_agent_of_a_run_separately(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
-    rows = [{"meta": {"id": "r"}}]
+    rows: list[dict[str, Any]] = [{"meta": {"id": "r"}}]
     rows += [{"step": i, "tool": "t", "args": {}, "agent": "A" if i % 2 else "B"} for i in range(16)]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     config = tmp_path / "c.toml"

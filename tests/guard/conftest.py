@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from loopfuse import Guard
-from tests.conftest import GuardFactory
+from tests.store_fixtures import GuardFactory
 
 Alone = Callable[[str, dict[str, Any]], Guard]
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import gc
 from dataclasses import dataclass
+from typing import Any
 
 from loopfuse import Guard, GuardConfig
 from loopfuse.config import CircuitBreakerConfig, GuardSettings
 from loopfuse.testing import FakeClock
 
 
-def strict_guard(clock: FakeClock | None = None, **settings: float) -> Guard:
+def strict_guard(clock: FakeClock | None = None, **settings: Any) -> Guard:
     config = GuardConfig(
         circuit_breaker=CircuitBreakerConfig(duplicate_limit=1), guard=GuardSettings(**settings)
     )

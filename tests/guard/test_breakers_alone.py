@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.conftest import GuardFactory
+from tests.store_fixtures import GuardFactory
 
 from .conftest import Alone, run
 

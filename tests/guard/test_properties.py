@@ -25,7 +25,8 @@ class ReferenceGuard:
     def __init__(self, limit: int, window: int, cap: int, repeats: int) -> None:
         self.limit, self.cap, self.repeats = limit, cap, repeats
         self.window: deque[Any] = deque(maxlen=window)
-        self.calls, self.last, self.streak = 0, None, 0
+        self.calls, self.streak = 0, 0
+        self.last: Any = None
 
     def check(self, tool: str, args: dict[str, int]) -> str:
         key = (tool, tuple(sorted((k, v) for k, v in args.items() if k != "description")))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import GuardFactory
+from tests.store_fixtures import GuardFactory
 
 from .helpers import run
 

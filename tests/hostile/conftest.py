@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from loopfuse import Guard
-from tests.conftest import RedisServer, unique_prefix
+from tests.store_fixtures import RedisServer, unique_prefix
 
 GuardFor = Callable[..., Guard]
 # Low limits, so a few calls reach every breaker: denials, first-denial logging, escalation.

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader, NumberDataPoint
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -43,7 +43,9 @@ def points(reader: InMemoryMetricReader) -> dict[str, dict[tuple[tuple[str, Any]
         for sm in rm.scope_metrics:
             for metric in sm.metrics:
                 for p in metric.data.data_points:
-                    out.setdefault(metric.name, {})[tuple(sorted(p.attributes.items()))] = p.value
+                    assert isinstance(p, NumberDataPoint)
+                    attributes = tuple(sorted((p.attributes or {}).items()))
+                    out.setdefault(metric.name, {})[attributes] = int(p.value)
     return out
 
 

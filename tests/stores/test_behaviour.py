@@ -7,7 +7,7 @@ from typing import Any
 
 from loopfuse import Decision, Guard
 from loopfuse.testing import RecordingListener
-from tests.conftest import GuardFactory
+from tests.store_fixtures import GuardFactory
 
 
 def only_window(limit: int, window: int) -> dict[str, Any]:
@@ -131,7 +131,7 @@ def test_object_with_id_attribute(make_guard: GuardFactory) -> None:
 def test_agent_without_string_id(make_guard: GuardFactory) -> None:
     guard = make_guard(only_window(1, 10))
     if make_guard.kind == "memory":  # type: ignore[attr-defined]
-        agent = Anonymous()
+        agent: object = Anonymous()
         assert run(guard, "AA", agent=agent) == [OK, (False, "duplicate", 1, 1)]
         return
     for agent in (Anonymous(), 42, "", Named("")):  # no name every process agrees on

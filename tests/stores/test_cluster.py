@@ -16,10 +16,11 @@ import pytest
 
 from loopfuse import Guard
 from loopfuse.stores.redis import RedisStore
-from tests.conftest import RedisServer, _require_binary
+from tests.store_fixtures import RedisServer, _require_binary
 
 redis_cluster = pytest.importorskip("redis.cluster")
 redis_async_cluster = pytest.importorskip("redis.asyncio.cluster")
+pytestmark = pytest.mark.redis  # each test starts its own one-node cluster
 
 
 @pytest.fixture

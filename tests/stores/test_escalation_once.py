@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from loopfuse.testing import RecordingListener
-from tests.conftest import GuardFactory
+from tests.store_fixtures import GuardFactory
 
 
 def escalations(listener: RecordingListener) -> list[tuple[str, int]]:

@@ -8,7 +8,7 @@ import pytest
 
 from loopfuse import Guard
 from loopfuse.testing import RecordingListener
-from tests.conftest import GuardFactory
+from tests.store_fixtures import GuardFactory
 
 
 def invalid_turns(guard: Guard, n: int, agent: str = "a") -> list[bool]:

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from tests.conftest import GuardFactory
+from tests.store_fixtures import GuardFactory
 
 LIMIT = {"circuit_breaker": {"duplicate_limit": 2}}
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import RedisServer, unique_prefix
+from tests.store_fixtures import RedisServer, unique_prefix
 
 HAMMER = Path(__file__).with_name("hammer.py")
 PROCESSES = 8

@@ -16,7 +16,7 @@ from loopfuse.calls import CallKey
 from loopfuse.stores import StoreSpec, open_store
 from loopfuse.stores.redis import RedisStore
 from loopfuse.testing import RecordingListener
-from tests.conftest import RedisServer, unique_prefix
+from tests.store_fixtures import RedisServer, unique_prefix
 
 WINDOW_ONLY = {"circuit_breaker": {"duplicate_limit": 2, "window": 5, "max_calls_per_agent": 0}}
 
@@ -100,7 +100,8 @@ class CustomBreaker(WindowBreaker):
 
 
 def test_breakers_redis_lacks_are_refused(redis_server: RedisServer) -> None:
-    spec = StoreSpec((WindowBreaker(2), CustomBreaker(2)), window=10, abort_after=None)
+    custom: Any = CustomBreaker(2)  # not a Breaker: its kind is none of loopfuse's
+    spec = StoreSpec((WindowBreaker(2), custom), window=10, abort_after=None)
     with pytest.raises(ConfigError, match="custom"):
         open_store(redis_server.url, spec)
     assert open_store("memory://", spec) is not None

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from loopfuse import Guard
-from tests.conftest import GuardFactory, RedisServer, unique_prefix
+from tests.store_fixtures import GuardFactory, RedisServer, unique_prefix
 
 
 def outcome(guard: Guard, tool: str, args: Any, agent: str = "a") -> tuple[bool, str | None, int, int]:
