@@ -66,6 +66,7 @@ def main_then_subagent(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize(("share", "runs"), [(False, 4), (True, 2)])
+@pytest.mark.slow
 async def test_subagents_get_their_own_state_unless_shared(share: bool, runs: int) -> None:
     hooks = loopfuse_hooks(strict_guard(), share_subagents=share)
     run = await run_claude(main_then_subagent, hooks, with_subagent=True)

@@ -172,6 +172,7 @@ def test_leave_one_out_picks_limits_with_a_margin(tmp_path: Path) -> None:
     assert Grid(load_corpora(tmp_path), short).select({0, 1}) == {"circuit_breaker.same_result_limit": 4}
 
 
+@pytest.mark.slow
 def test_cli_prints_one_table_per_corpus_and_the_loco_table(cli, corpora: Path) -> None:  # type: ignore[no-untyped-def]
     done = cli("eval", str(corpora), "--loco")
     assert done.returncode == 0, done.stderr

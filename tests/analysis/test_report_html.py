@@ -10,9 +10,12 @@ import pytest
 from tests.analysis.browser import CHROMIUM, Element, dump_dom, png_pixels, screenshot
 from tests.analysis.conftest import CLI, write_run
 
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="chromium is not installed (CI installs it to check the HTML report)"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        CHROMIUM is None, reason="chromium is not installed (CI installs it to check the HTML report)"
+    ),
+    pytest.mark.slow,  # each test runs headless Chromium
+]
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import IO
 
 from loopfuse import Guard
 from tests.incidents.conftest import append, incident_line
@@ -109,8 +110,12 @@ class LineReader:
     def __init__(self, proc: subprocess.Popen[str]) -> None:
         self.lines: queue.Queue[str] = queue.Queue()
         assert proc.stdout is not None
-        stdout = proc.stdout
-        threading.Thread(target=lambda: [*map(self.lines.put, stdout)], daemon=True).start()
+        threading.Thread(target=self._pump, args=(proc.stdout,), daemon=True).start()
+
+    def _pump(self, stdout: IO[str]) -> None:
+        with stdout:  # closed at end of file (the process exited or was killed)
+            for line in stdout:
+                self.lines.put(line)
 
     def next(self, timeout: float = TIMEOUT) -> str:
         return self.lines.get(timeout=timeout).rstrip("\n")
@@ -150,6 +155,8 @@ def test_follow_prints_lines_as_they_arrive_and_ctrl_c_exits_0(log: Path) -> Non
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=TIMEOUT)
+        assert proc.stderr is not None
+        proc.stderr.close()
 
 
 def test_follow_waits_for_a_log_that_does_not_exist_yet(log: Path) -> None:
@@ -172,3 +179,5 @@ def test_follow_waits_for_a_log_that_does_not_exist_yet(log: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=TIMEOUT)
+        assert proc.stderr is not None
+        proc.stderr.close()

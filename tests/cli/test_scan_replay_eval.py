@@ -7,6 +7,8 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 
 def test_scan_prints_worst_first_and_reports_skips(cli, fixtures: Path) -> None:  # type: ignore[no-untyped-def]
     done = cli("scan", str(fixtures))
@@ -29,6 +31,7 @@ def test_scan_json_show_args_and_fail_on_loop(cli, fixtures: Path) -> None:  # t
     assert healthy.returncode == 0
 
 
+@pytest.mark.slow
 def test_usage_errors_exit_2(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     assert cli("scan", str(tmp_path / "missing")).returncode == 2
     bad = tmp_path / "bad.toml"

@@ -66,6 +66,8 @@ def test_looping_item_is_retried_once_then_recorded_as_a_gap(tmp_path: Path) -> 
             parent.step_sub_agents()
         parent.supervisor.poll()
         clock.advance(10)
+    parent.supervisor.close()
+    guard.close()
     assert parent.log == [
         "interrupt w1",
         "redispatch w1 as w1-retry",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,20 @@ from loopfuse.testing import FakeClock
 from .conftest import append, incident_line
 
 GRACE = 120.0
+OPEN: list[Supervisor] = []
+
+
+@pytest.fixture(autouse=True)
+def close_supervisors() -> Iterator[None]:
+    """A supervisor keeps its incident log open until ``close``: close each one a test made."""
+    yield
+    while OPEN:
+        OPEN.pop().close()
+
+
+def opened(supervisor: Supervisor) -> Supervisor:
+    OPEN.append(supervisor)
+    return supervisor
 
 
 class Host:
@@ -39,14 +54,16 @@ class Host:
 
 def supervisor(log: Path, clock: FakeClock, host: Host, **kwargs: Any) -> Supervisor:
     log.touch()
-    return Supervisor(
-        log,
-        interrupt=host.interrupt,
-        redispatch=host.redispatch,
-        give_up=host.give_up,
-        grace=GRACE,
-        clock=clock,
-        **kwargs,
+    return opened(
+        Supervisor(
+            log,
+            interrupt=host.interrupt,
+            redispatch=host.redispatch,
+            give_up=host.give_up,
+            grace=GRACE,
+            clock=clock,
+            **kwargs,
+        )
     )
 
 
@@ -211,7 +228,7 @@ def test_agents_are_supervised_independently(log: Path, clock: FakeClock) -> Non
 def test_without_redispatch_an_item_is_given_up_on_its_first_trip(log: Path, clock: FakeClock) -> None:
     host = Host()
     log.touch()
-    sup = Supervisor(log, interrupt=host.interrupt, give_up=host.give_up, grace=GRACE, clock=clock)
+    sup = opened(Supervisor(log, interrupt=host.interrupt, give_up=host.give_up, grace=GRACE, clock=clock))
     append(log, incident_line("a"))
     sup.poll()
     clock.advance(GRACE)
@@ -229,7 +246,9 @@ def test_raising_callback_is_logged_and_the_policy_moves_on(
         raise RuntimeError("host bug")
 
     log.touch()
-    sup = Supervisor(log, interrupt=broken_interrupt, redispatch=host.redispatch, grace=GRACE, clock=clock)
+    sup = opened(
+        Supervisor(log, interrupt=broken_interrupt, redispatch=host.redispatch, grace=GRACE, clock=clock)
+    )
     append(log, incident_line("a"))
     sup.poll()
     clock.advance(GRACE)
@@ -263,7 +282,7 @@ def test_incidents_already_in_the_file_are_ignored_unless_asked(log: Path, clock
 
 def test_log_created_after_the_supervisor_is_read_from_its_start(log: Path, clock: FakeClock) -> None:
     host = Host()
-    sup = Supervisor(log, interrupt=host.interrupt, grace=GRACE, clock=clock)
+    sup = opened(Supervisor(log, interrupt=host.interrupt, grace=GRACE, clock=clock))
     assert sup.poll() == []
     append(log, incident_line("a"))
     sup.poll()
@@ -294,7 +313,7 @@ async def test_run_loop_awaits_async_callbacks(log: Path) -> None:
         return agent + "-2"
 
     log.touch()
-    sup = Supervisor(log, interrupt=interrupt, redispatch=redispatch, grace=0.05)
+    sup = opened(Supervisor(log, interrupt=interrupt, redispatch=redispatch, grace=0.05))
     task = asyncio.create_task(sup.run(interval=0.02))
     append(log, incident_line("a"))
     for _ in range(100):
@@ -314,7 +333,7 @@ def test_sync_poll_with_async_callback_logs_and_does_not_leak_coroutines(
         raise AssertionError("never awaited")
 
     log.touch()
-    sup = Supervisor(log, interrupt=interrupt, grace=GRACE, clock=clock)
+    sup = opened(Supervisor(log, interrupt=interrupt, grace=GRACE, clock=clock))
     append(log, incident_line("a"))
     sup.poll()
     clock.advance(GRACE)

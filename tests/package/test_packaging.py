@@ -13,6 +13,8 @@ import pytest
 
 import loopfuse
 
+pytestmark = pytest.mark.slow  # builds a wheel and an sdist and installs into a fresh environment
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

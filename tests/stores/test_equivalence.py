@@ -155,6 +155,7 @@ def test_memory_and_redis_agree(server: RedisServer) -> None:
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.slow
 def test_memory_and_redis_agree_with_results(server: RedisServer, variant: str) -> None:
     config = {**RESULTS_CONFIG, **VARIANTS[variant]}
 
