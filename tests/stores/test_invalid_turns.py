@@ -70,7 +70,9 @@ def test_async_hosts(make_guard: GuardFactory) -> None:
     guard = make_guard({"invalid": {"limit": 2}})
 
     async def run() -> list[bool]:
-        return [(await guard.anote_invalid(agent="a")).allowed for _ in range(3)]
+        allowed = [(await guard.anote_invalid(agent="a")).allowed for _ in range(3)]
+        await guard.aclose()  # closes the asyncio connections opened on this loop
+        return allowed
 
     assert asyncio.run(run()) == [True, False, False]
 

@@ -181,7 +181,7 @@ async def test_async_checks_without_results_still_see_near_duplicates(redis_serv
     await reporting.aflush()
     denied = await checking.acheck("goto", {"line": 50}, "a")
     assert (denied.allowed, denied.kind, denied.count, denied.limit) == (False, "near_duplicate", 2, 2)
-    reporting.close()
+    await reporting.aclose()  # aflush opened asyncio connections on this loop
     await checking.aclose()
 
 
