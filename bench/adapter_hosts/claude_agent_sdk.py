@@ -11,8 +11,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.adapters_b.claude_harness import call, run_claude, say
-from tests.adapters_b.fake_anthropic import tool_results
+from tests.adapters.claude_harness import call, run_claude, say
+from tests.adapters.fake_anthropic import tool_results
 
 from loopfuse import Guard
 from loopfuse.adapters.claude_agent_sdk import loopfuse_hooks

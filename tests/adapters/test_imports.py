@@ -72,6 +72,7 @@ def test_import_loopfuse_imports_no_adapter_and_no_framework() -> None:
         ("loopfuse.adapters.pydantic_ai", ["pydantic_ai"], "loopfuse[pydantic-ai]"),
     ],
 )
+@pytest.mark.slow
 def test_adapter_without_its_framework_names_the_extra(module: str, hidden: list[str], extra: str) -> None:
     probe = run_python(f"""
         BLOCKED = {hidden!r}

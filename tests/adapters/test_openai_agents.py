@@ -139,6 +139,7 @@ def test_guarding_twice_attaches_one_guardrail() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.slow
 async def test_mcp_server_tools_are_guarded(tmp_path: Path) -> None:
     counter_file = tmp_path / "runs"
     script = Path(__file__).with_name("mcp_counter_server.py")

@@ -89,6 +89,7 @@ async def test_endless_loop_runs_the_tool_three_times_then_raises() -> None:
     assert "search" in message and "4 denials" in message and "pydantic-ai run" in message
 
 
+@pytest.mark.usefixtures("sync_run_loop")
 def test_endless_loop_sync_run() -> None:
     counter, model = Counter(), ScriptedModel(forever)
     with pytest.raises(LoopAbortedError):

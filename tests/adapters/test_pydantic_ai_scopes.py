@@ -18,6 +18,7 @@ async def test_a_finished_run_leaves_no_state_behind() -> None:
     assert guard.stats()["agents"] == 0
 
 
+@pytest.mark.usefixtures("sync_run_loop")
 def test_a_run_stopped_for_looping_leaves_no_state_behind() -> None:
     guard = Guard.from_config(LIMITS)
     with pytest.raises(LoopAbortedError):

@@ -10,7 +10,7 @@ from loopfuse import ConfigError, Guard, parse_config
 from loopfuse.breakers.build import build_breakers
 from loopfuse.breakers.registry import REGISTRY
 from loopfuse.calls import CallKey
-from loopfuse.decision import Denial
+from loopfuse.decision import Denial, Kind
 from loopfuse.messages import RULE_MESSAGES
 from loopfuse.state import AgentState, ToolResult
 from loopfuse.stores.redis_scripts import SUPPORTED_KINDS
@@ -46,7 +46,7 @@ class Budget:
     """A custom breaker: at most ``limit`` calls of one tool per agent, counted in its own
     slice of each agent's state."""
 
-    kind = "cap"
+    kind: Kind = "cap"
     records = True
 
     def __init__(self, tool: str, limit: int) -> None:

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from loopfuse import parse_config
-from tests.stores.conftest import REDIS_SERVER, RedisServer
+from tests.store_fixtures import REDIS_SERVER, RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -135,7 +135,12 @@ def test_the_readme_stays_short() -> None:
     assert (ROOT / "README.md").stat().st_size <= 10 * 1024
 
 
-@pytest.mark.parametrize("block", _of("python"), ids=str)
+def _marked(blocks: list[Block]) -> list[object]:
+    """The blocks, those that read ``REDIS_URL`` marked ``redis`` (they get a redis-server)."""
+    return [pytest.param(b, marks=pytest.mark.redis) if "REDIS_URL" in b.text else b for b in blocks]
+
+
+@pytest.mark.parametrize("block", _marked(_of("python")), ids=str)
 def test_python_block_runs(block: Block, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     extra = {"REDIS_URL": request.getfixturevalue("redis_url")} if "REDIS_URL" in block.text else {}
     cwd = _workdir(tmp_path)

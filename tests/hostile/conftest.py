@@ -1,16 +1,12 @@
-"""Hostile objects, and guards on both stores (the real redis-server of tests/stores)."""
+"""Hostile objects, and guards on both stores (``store_kind``, from tests/conftest.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import pytest
-
 from loopfuse import Guard
-from tests.stores.conftest import RedisServer, redis_server, unique_prefix
-
-__all__ = ["redis_server"]
+from tests.store_fixtures import RedisServer, unique_prefix
 
 GuardFor = Callable[..., Guard]
 # Low limits, so a few calls reach every breaker: denials, first-denial logging, escalation.
@@ -26,10 +22,3 @@ def guard_on(kind: str, server: RedisServer | None, mapping: dict[str, Any] | No
     url = "memory://" if server is None else server.url
     config["store"] = {"url": url, "prefix": unique_prefix(), **config.get("store", {})}
     return Guard.from_config(config)
-
-
-@pytest.fixture(params=["memory", "redis"])
-def store_kind(request: pytest.FixtureRequest) -> Iterator[tuple[str, RedisServer | None]]:
-    """The store a test runs on, with the server when it is Redis."""
-    kind = request.param
-    yield kind, request.getfixturevalue("redis_server") if kind == "redis" else None

@@ -33,7 +33,7 @@ def raiser(error: type[Exception]) -> Any:
 def bad_key(error: type[Exception], text: str = "k") -> Any:
     """A str subclass key whose comparisons raise (sorting, lookups)."""
     cls = type("BadKey", (str,), {"__eq__": raiser(error), "__lt__": raiser(error), "__gt__": raiser(error)})
-    cls.__hash__ = str.__hash__  # type: ignore[method-assign]
+    cls.__hash__ = str.__hash__  # type: ignore[assignment]
     return cls(text)
 
 
@@ -119,7 +119,8 @@ def str_with_raising_methods(error: type[Exception], text: str = "read") -> Any:
 
 def exception_with_raising_str(error: type[Exception]) -> BaseException:
     cls = type("BadException", (Exception,), {"__str__": raiser(error), "__repr__": raiser(error)})
-    return cls("x")
+    exception: BaseException = cls("x")
+    return exception
 
 
 def deep_list(depth: int) -> Any:

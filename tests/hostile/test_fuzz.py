@@ -21,8 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from loopfuse import Decision, Guard, LoopAbortedError
+from tests.store_fixtures import RedisServer
 
-from .conftest import SMALL, RedisServer, guard_on
+from .conftest import SMALL, guard_on
 from .hostile_objects import ERRORS, values
 
 CASE_SECONDS = 10.0  # a hang, not a slow case on a loaded machine

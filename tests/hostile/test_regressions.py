@@ -11,8 +11,9 @@ import pytest
 from loopfuse import Guard
 from loopfuse.agents import agent_label, agent_name
 from loopfuse.stores.memory import agent_label as memory_agent_label
+from tests.store_fixtures import RedisServer
 
-from .conftest import RedisServer, guard_on
+from .conftest import guard_on
 from .hostile_objects import (
     KeyWithRaisingCompare,
     getattr_raising,

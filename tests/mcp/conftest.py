@@ -3,6 +3,7 @@ and a raw JSON-RPC session over a proxy subprocess (for exit codes and malformed
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -77,8 +78,9 @@ class RawSession:
 
     @staticmethod
     def _pump(stream: Any, sink: Any) -> None:
-        for line in stream:
-            sink(line)
+        with stream:  # closed at end of file, so no pipe is left for the garbage collector
+            for line in stream:
+                sink(line)
 
     def send_raw(self, data: bytes) -> None:
         assert self.proc.stdin is not None
@@ -132,6 +134,9 @@ class RawSession:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(TIMEOUT)
+        assert self.proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError):  # unsent input of a proxy that is gone
+            self.proc.stdin.close()
 
 
 @pytest.fixture

@@ -26,6 +26,7 @@ def _direct(side_file: Path, mode: str) -> Client:
     return Client(transport, mode=mode, timeout=TIMEOUT, init_timeout=TIMEOUT)
 
 
+@pytest.mark.slow
 async def test_tools_resources_and_prompts_are_the_backends(
     proxy_argv: list[str], side_file: Path, mode: str
 ) -> None:

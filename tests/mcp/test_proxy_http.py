@@ -15,6 +15,8 @@ from fastmcp.client.transports import StdioTransport
 
 from .conftest import BACKEND, TIMEOUT, child_env
 
+pytestmark = pytest.mark.slow  # each test starts HTTP proxies and backends
+
 
 def _free_port() -> int:
     with socket.socket() as s:

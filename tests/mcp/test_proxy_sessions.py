@@ -16,6 +16,8 @@ from mcp_types import CallToolResult
 
 from .conftest import BACKEND, TIMEOUT, child_env
 
+pytestmark = pytest.mark.slow  # each test runs long client sessions through a proxy subprocess
+
 INVALID_DENIAL = "no usable tool call (invalid limit {limit})"
 
 

@@ -14,8 +14,7 @@ from loopfuse.config import GuardConfig
 from loopfuse.stores import MemoryStore
 from loopfuse.stores.base import Outcome
 from loopfuse.stores.redis import RedisStore
-
-from .conftest import GuardFactory, RedisServer, unique_prefix
+from tests.store_fixtures import GuardFactory, RedisServer, unique_prefix
 
 
 async def arun(guard: Guard, tool: str, args: Any, result: Any, agent: str = "a") -> bool:

@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 from loopfuse import ConfigError, Guard
-
-from .conftest import GuardFactory
+from tests.store_fixtures import GuardFactory
 
 Step = tuple[dict[str, Any], str, bool]  # the call's arguments, its result, whether it failed
 Outcome = tuple[bool, str | None, str]  # allowed, kind, rule
@@ -17,7 +16,7 @@ Outcome = tuple[bool, str | None, str]  # allowed, kind, rule
 
 def run(guard: Guard, steps: list[Step]) -> list[Outcome]:
     """Check each ``get_order`` call and report its result when allowed."""
-    outcomes = []
+    outcomes: list[Outcome] = []
     for args, result, failed in steps:
         d = guard.check("get_order", args, "a")
         outcomes.append((d.allowed, d.kind, d.rule))

@@ -6,9 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from loopfuse import Decision, Guard
-from loopfuse.listeners import GuardListener
-
-from .conftest import GuardFactory
+from loopfuse.testing import RecordingListener
+from tests.store_fixtures import GuardFactory
 
 
 def only_window(limit: int, window: int) -> dict[str, Any]:
@@ -66,21 +65,13 @@ def test_escalation_after_denials_in_a_row(make_guard: GuardFactory) -> None:
     assert guard.stats()["escalations"] == 2
 
 
-@dataclass
-class Firsts(GuardListener):
-    seen: list[tuple[str | None, bool]]
-
-    def on_deny(self, decision: Decision, agent: Any, first: bool) -> None:
-        self.seen.append((decision.kind, first))
-
-
 def test_first_denial_per_kind(make_guard: GuardFactory) -> None:
-    listener = Firsts([])
+    listener = RecordingListener()
     guard = make_guard({"circuit_breaker": {"duplicate_limit": 1, "max_calls_per_agent": 2}})
     guard.listeners.append(listener)
     run(guard, "AAABCD")
     run(guard, "AA", agent="b")
-    assert listener.seen == [
+    assert [(e.kind, e.first) for e in listener.of("on_deny")] == [
         ("duplicate", True),
         ("duplicate", False),
         ("cap", True),
@@ -140,7 +131,7 @@ def test_object_with_id_attribute(make_guard: GuardFactory) -> None:
 def test_agent_without_string_id(make_guard: GuardFactory) -> None:
     guard = make_guard(only_window(1, 10))
     if make_guard.kind == "memory":  # type: ignore[attr-defined]
-        agent = Anonymous()
+        agent: object = Anonymous()
         assert run(guard, "AA", agent=agent) == [OK, (False, "duplicate", 1, 1)]
         return
     for agent in (Anonymous(), 42, "", Named("")):  # no name every process agrees on

@@ -16,11 +16,11 @@ import pytest
 
 from loopfuse import Guard
 from loopfuse.stores.redis import RedisStore
-
-from .conftest import RedisServer, _require_binary
+from tests.store_fixtures import RedisServer, _require_binary
 
 redis_cluster = pytest.importorskip("redis.cluster")
 redis_async_cluster = pytest.importorskip("redis.asyncio.cluster")
+pytestmark = pytest.mark.redis  # each test starts its own one-node cluster
 
 
 @pytest.fixture
@@ -56,14 +56,15 @@ def _port_with_free_bus() -> int:
     raise RuntimeError("no free port pair for a cluster node")
 
 
-def _guard(node: RedisServer) -> tuple[Guard, Any]:
+def _guard(node: RedisServer) -> tuple[Guard, Any, Any]:
+    """A guard over the host's own clients (the host closes them: the store does not)."""
     client = redis_cluster.RedisCluster(host="127.0.0.1", port=node.port)
     aclient = redis_async_cluster.RedisCluster(host="127.0.0.1", port=node.port)
-    return Guard(store=RedisStore.from_client(client, aclient)), client
+    return Guard(store=RedisStore.from_client(client, aclient)), client, aclient
 
 
 def test_every_breaker_runs_on_a_cluster_and_forget_clears_the_slot(cluster_node: RedisServer) -> None:
-    guard, client = _guard(cluster_node)
+    guard, client, _ = _guard(cluster_node)
     same = []
     for _ in range(7):
         d = guard.check("goto", {"line": 72}, "run-1")
@@ -80,10 +81,13 @@ def test_every_breaker_runs_on_a_cluster_and_forget_clears_the_slot(cluster_node
     guard.forget("run-2")
     assert {k.split(b"}")[0] for k in client.keys("*")} == {b"loopfuse:{run-1"}
     guard.close()
+    client.close()
 
 
 async def test_async_checks_on_a_cluster(cluster_node: RedisServer) -> None:
-    guard, _ = _guard(cluster_node)
+    guard, client, aclient = _guard(cluster_node)
     kinds = [(await guard.acheck("bash", {"command": "ls"}, "run-3")).kind for _ in range(8)]
     assert kinds == [None] * 6 + ["duplicate"] * 2
     await guard.aclose()
+    await aclient.aclose()
+    client.close()

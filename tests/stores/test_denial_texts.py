@@ -7,8 +7,7 @@ from typing import Any
 import pytest
 
 from loopfuse import Decision, Guard
-
-from .conftest import GuardFactory
+from tests.store_fixtures import GuardFactory
 
 SECRET = "s3cr3t-argument"
 RESULT = "private-result-text"

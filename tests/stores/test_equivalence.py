@@ -13,8 +13,7 @@ from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_a
 
 from loopfuse import Decision, Guard
 from loopfuse.listeners import GuardListener
-
-from .conftest import RedisServer, unique_prefix
+from tests.store_fixtures import RedisServer, unique_prefix
 
 CONFIG = {
     "circuit_breaker": {"duplicate_limit": 3, "window": 5, "max_calls_per_agent": 14},
@@ -47,7 +46,7 @@ RESULTS_CONFIG = {
 # Each with a [store] result_flush_delay: 60 s, results go only with the agent's next check or a
 # flush; 1 ms, the flusher thread sends some of them, racing the checks.
 DELAYS = {"defaults": 60, "without_results_too": 0.001, "results_ignored": 60, "batch_tools": 0.001}
-VARIANTS = {
+VARIANTS: dict[str, dict[str, Any]] = {
     "defaults": {},
     "without_results_too": {
         "near_duplicate": {"limit": 3, "window": 4, "only_with_results": False},
@@ -158,6 +157,7 @@ def test_memory_and_redis_agree(server: RedisServer) -> None:
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.slow
 def test_memory_and_redis_agree_with_results(server: RedisServer, variant: str) -> None:
     config = {**RESULTS_CONFIG, **VARIANTS[variant]}
 

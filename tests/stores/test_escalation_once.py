@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from loopfuse import Decision
-from loopfuse.listeners import GuardListener
-
-from .conftest import GuardFactory
+from loopfuse.testing import RecordingListener
+from tests.store_fixtures import GuardFactory
 
 
-class Escalations(GuardListener):
-    def __init__(self) -> None:
-        self.seen: list[tuple[str, int]] = []
-
-    def on_escalate(self, decision: Decision, agent: Any) -> None:
-        self.seen.append((str(agent), decision.count))
+def escalations(listener: RecordingListener) -> list[tuple[str, int]]:
+    return [(str(e.agent), e.decision.count) for e in listener.of("on_escalate") if e.decision is not None]
 
 
 CONFIG = {
@@ -25,26 +17,26 @@ CONFIG = {
 
 
 def test_on_escalate_fires_once_per_episode(make_guard: GuardFactory) -> None:
-    listener = Escalations()
+    listener = RecordingListener()
     guard = make_guard(CONFIG, listeners=[listener])
     guard.check("t", {"x": 1}, "a")
     flags = [guard.check("t", {"x": 1}, "a").escalate for _ in range(6)]
     assert flags == [False, False, True, True, True, True]  # adapters stop on every one
-    assert listener.seen == [("a", 1)]
+    assert escalations(listener) == [("a", 1)]
     guard.check("t", {"x": 2}, "a")  # an allowed call ends the episode
     assert [guard.check("t", {"x": 1}, "a").escalate for _ in range(4)] == [False, False, True, True]
-    assert listener.seen == [("a", 1)] * 2
+    assert escalations(listener) == [("a", 1)] * 2
 
 
 def test_each_agent_and_forget_start_new_episodes(make_guard: GuardFactory) -> None:
-    listener = Escalations()
+    listener = RecordingListener()
     guard = make_guard(CONFIG, listeners=[listener])
     for agent in ("a", "b"):
         guard.check("t", {"x": 1}, agent)
         for _ in range(5):
             guard.check("t", {"x": 1}, agent)
-    assert listener.seen == [("a", 1), ("b", 1)]
+    assert escalations(listener) == [("a", 1), ("b", 1)]
     guard.forget("a")
     guard.check("t", {"x": 1}, "a")
     assert [guard.check("t", {"x": 1}, "a").escalate for _ in range(4)] == [False, False, True, True]
-    assert listener.seen == [("a", 1), ("b", 1), ("a", 1)]
+    assert escalations(listener) == [("a", 1), ("b", 1), ("a", 1)]

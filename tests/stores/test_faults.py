@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from loopfuse import Guard
-
-from .conftest import RedisServer, unique_prefix
+from tests.store_fixtures import RedisServer, unique_prefix
 
 LIMIT_2 = {"circuit_breaker": {"duplicate_limit": 2, "max_calls_per_agent": 0}}
 SECRET = {"path": "/home/alice/secret-token-123"}

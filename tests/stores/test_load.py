@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from loopfuse import ConfigError, Decision, Guard
-
-from .conftest import RedisServer, unique_prefix
+from tests.store_fixtures import RedisServer, unique_prefix
 
 LIMIT = 50
 CONFIG: dict[str, Any] = {

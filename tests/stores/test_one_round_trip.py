@@ -22,8 +22,7 @@ import redis
 
 from loopfuse import ConfigError, Guard
 from loopfuse.stores.redis_held import OVERALL, PER_AGENT
-
-from .conftest import RedisServer, unique_prefix
+from tests.store_fixtures import RedisServer, unique_prefix
 
 ONE_ERROR = {"same_error": {"limit": 1}}  # after one error, the next call of the tool is denied
 

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from .conftest import GuardFactory
+from tests.store_fixtures import GuardFactory
 
 LIMIT = {"circuit_breaker": {"duplicate_limit": 2}}
 
@@ -52,7 +52,9 @@ def test_async_checks_see_the_overrides(make_guard: GuardFactory) -> None:
 
     async def run() -> list[bool]:
         with guard.paused("a"):
-            return [(await guard.acheck("read", {"path": "x"}, agent="a")).allowed for _ in range(5)]
+            allowed = [(await guard.acheck("read", {"path": "x"}, agent="a")).allowed for _ in range(5)]
+        await guard.aclose()  # closes the asyncio connections opened on this loop
+        return allowed
 
     assert asyncio.run(run()) == [True] * 5
 

@@ -9,7 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .conftest import RedisServer, unique_prefix
+import pytest
+
+from tests.store_fixtures import RedisServer, unique_prefix
 
 HAMMER = Path(__file__).with_name("hammer.py")
 PROCESSES = 8
@@ -37,6 +39,7 @@ def start_workers(server: RedisServer, scenarios: list[dict[str, Any]]) -> list[
     ]
 
 
+@pytest.mark.slow
 def test_executions_match_the_limits(redis_server: RedisServer) -> None:
     scenarios = [
         {"prefix": unique_prefix(), "config": c, "rounds": r, "distinct": d} for c, r, d, _ in SCENARIOS

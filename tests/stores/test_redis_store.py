@@ -10,14 +10,13 @@ import pytest
 import redis
 from redis.crc import key_slot
 
-from loopfuse import ConfigError, Decision, Guard
+from loopfuse import ConfigError, Guard
 from loopfuse.breakers import WindowBreaker
 from loopfuse.calls import CallKey
-from loopfuse.listeners import GuardListener
 from loopfuse.stores import StoreSpec, open_store
 from loopfuse.stores.redis import RedisStore
-
-from .conftest import RedisServer, unique_prefix
+from loopfuse.testing import RecordingListener
+from tests.store_fixtures import RedisServer, unique_prefix
 
 WINDOW_ONLY = {"circuit_breaker": {"duplicate_limit": 2, "window": 5, "max_calls_per_agent": 0}}
 
@@ -38,23 +37,15 @@ def test_two_guards_share_one_agent(redis_server: RedisServer) -> None:
     assert other.check("read", {"p": 1}, "a").allowed  # another prefix is another namespace
 
 
-class Firsts(GuardListener):
-    def __init__(self) -> None:
-        self.flags: list[bool] = []
-
-    def on_deny(self, decision: Decision, agent: Any, first: bool) -> None:
-        self.flags.append(first)
-
-
 def test_first_denial_flag_holds_across_guards(redis_server: RedisServer, tmp_path: Path) -> None:
     prefix, log = unique_prefix(), tmp_path / "incidents.jsonl"
     mapping = {"circuit_breaker": {"duplicate_limit": 1, "incident_log": str(log)}}
     guards = [guard_on(redis_server, prefix, mapping) for _ in range(3)]
-    listeners = [Firsts() for _ in guards]
+    listeners = [RecordingListener() for _ in guards]
     for guard, listener in zip(guards, listeners, strict=True):
         guard.listeners.append(listener)
         guard.check("read", {"p": 1}, "a")
-    assert [listener.flags for listener in listeners] == [[], [True], [False]]
+    assert [[e.first for e in listener.of("on_deny")] for listener in listeners] == [[], [True], [False]]
     assert len(log.read_text().splitlines()) == 1
 
 
@@ -109,7 +100,8 @@ class CustomBreaker(WindowBreaker):
 
 
 def test_breakers_redis_lacks_are_refused(redis_server: RedisServer) -> None:
-    spec = StoreSpec((WindowBreaker(2), CustomBreaker(2)), window=10, abort_after=None)
+    custom: Any = CustomBreaker(2)  # not a Breaker: its kind is none of loopfuse's
+    spec = StoreSpec((WindowBreaker(2), custom), window=10, abort_after=None)
     with pytest.raises(ConfigError, match="custom"):
         open_store(redis_server.url, spec)
     assert open_store("memory://", spec) is not None

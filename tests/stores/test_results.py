@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 from loopfuse import Guard
-
-from .conftest import GuardFactory, RedisServer, unique_prefix
+from tests.store_fixtures import GuardFactory, RedisServer, unique_prefix
 
 
 def outcome(guard: Guard, tool: str, args: Any, agent: str = "a") -> tuple[bool, str | None, int, int]:
@@ -182,7 +181,7 @@ async def test_async_checks_without_results_still_see_near_duplicates(redis_serv
     await reporting.aflush()
     denied = await checking.acheck("goto", {"line": 50}, "a")
     assert (denied.allowed, denied.kind, denied.count, denied.limit) == (False, "near_duplicate", 2, 2)
-    reporting.close()
+    await reporting.aclose()  # aflush opened asyncio connections on this loop
     await checking.aclose()
 
 

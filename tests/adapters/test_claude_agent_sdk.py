@@ -1,0 +1,114 @@
+"""The Claude Agent SDK adapter, end to end: the real SDK and bundled CLI, a fake Anthropic API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytest.importorskip("claude_agent_sdk")
+
+from loopfuse import Guard
+from loopfuse.adapters.claude_agent_sdk import loopfuse_hooks
+
+from .claude_harness import call, first_user_text, run_claude, say
+from .fake_anthropic import tool_results
+
+
+def strict_guard() -> Guard:
+    return Guard.from_config(
+        {"circuit_breaker": {"duplicate_limit": 2, "result_limit": 2}, "guard": {"abort_after_denials": 3}}
+    )
+
+
+def always_the_same(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return call(q="weather in Paris")
+
+
+async def test_a_looping_model_is_denied_then_the_run_is_stopped() -> None:
+    run = await run_claude(always_the_same, loopfuse_hooks(strict_guard()))
+
+    assert len(run.tool_runs) == 2
+    denials = [r for r in run.results_seen_by_model() if r.get("is_error")]
+    assert len(denials) == 2  # the third denial escalates and ends the run before the model answers
+    assert all("loopfuse refused this mcp__t__probe call" in str(d["content"]) for d in denials)
+    assert all("Paris" not in str(d["content"]) for d in denials)
+    assert len(run.model_requests) == 5
+    assert run.final().terminal_reason == "hook_stopped"
+    notices = [m for m in run.messages if "stuck in a loop" in str(getattr(m, "data", ""))]
+    assert notices and "mcp__t__probe" in str(notices[0].data)
+
+
+async def test_a_healthy_run_with_legitimate_repeats_is_untouched() -> None:
+    plan = [call(q="status"), call(q="deploy"), call(q="status"), call(q="status"), say("deployed")]
+
+    def script(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return plan[len(tool_results(messages))]
+
+    guard = Guard()
+    run = await run_claude(script, loopfuse_hooks(guard))
+
+    assert [r["q"] for r in run.tool_runs] == ["status", "deploy", "status", "status"]
+    assert not any(r.get("is_error") for r in run.results_seen_by_model())
+    assert run.final().terminal_reason != "hook_stopped"
+    assert guard.stats()["allowed"] == 4
+
+
+def main_then_subagent(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    done = len(tool_results(messages))
+    if "SUBTASK" in first_user_text(messages):
+        return call(q="same") if done < 2 else say("sub done")
+    if done < 2:
+        return call(q="same")
+    if done == 2:
+        return call("Agent", description="look", prompt="SUBTASK look", subagent_type="helper")
+    return say("done")
+
+
+@pytest.mark.parametrize(("share", "runs"), [(False, 4), (True, 2)])
+@pytest.mark.slow
+async def test_subagents_get_their_own_state_unless_shared(share: bool, runs: int) -> None:
+    hooks = loopfuse_hooks(strict_guard(), share_subagents=share)
+    run = await run_claude(main_then_subagent, hooks, with_subagent=True)
+
+    assert len(run.tool_runs) == runs
+    assert run.tool_runs == [{"q": "same"}] * runs
+
+
+async def test_parallel_identical_calls_in_one_turn_are_counted_exactly() -> None:
+    def script(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return (
+            [block for _ in range(4) for block in call(q="x")] if not tool_results(messages) else say("done")
+        )
+
+    run = await run_claude(script, loopfuse_hooks(strict_guard()))
+
+    assert len(run.tool_runs) == 2
+    assert [bool(r.get("is_error")) for r in run.results_seen_by_model()] == [False, False, True, True]
+
+
+def recorded_input(tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    """A PreToolUse input as the CLI 2.1 sends it (recorded from a run, ids shortened)."""
+    return {
+        "session_id": "5d119955",
+        "transcript_path": "/tmp/x/projects/p/5d119955.jsonl",
+        "cwd": "/tmp/x",
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "tool_use_id": "toolu_01",
+    }
+
+
+async def test_claude_code_builtin_exempt_tools_are_not_counted() -> None:
+    pre = loopfuse_hooks(strict_guard())["PreToolUse"][0].hooks[0]
+    todo = recorded_input("TodoWrite", {"todos": [{"content": "x", "status": "pending"}]})
+    bash = recorded_input("Bash", {"command": "ls"})
+
+    todo_answers = [await pre(todo, "toolu_01", {"signal": None}) for _ in range(5)]
+    bash_answers = [await pre(bash, "toolu_01", {"signal": None}) for _ in range(3)]
+
+    assert todo_answers == [{}] * 5
+    assert bash_answers[:2] == [{}, {}]
+    assert bash_answers[2]["hookSpecificOutput"]["permissionDecision"] == "deny"

@@ -1,0 +1,173 @@
+"""record_result: result-aware counting in the window breaker and the loop brake, on both stores."""
+
+from __future__ import annotations
+
+from loopfuse import Guard
+from loopfuse.calls import CallKey
+from tests.store_fixtures import GuardFactory
+
+from .conftest import ONLY_NEW, run
+
+
+def test_without_results_the_seventh_identical_call_is_denied(make_guard: GuardFactory) -> None:
+    guard = make_guard()
+    assert [guard.check("bash", {"command": "ls"}, "a").allowed for _ in range(8)] == [True] * 6 + [
+        False,
+        False,
+    ]
+
+
+def test_identical_call_with_identical_result_keeps_counting(make_guard: GuardFactory) -> None:
+    guard = make_guard({"circuit_breaker": {"same_result_limit": 0, "result_limit": 0}})
+    allowed = [run(guard, "bash", {"command": "pytest"}, "1 failed") for _ in range(8)]
+    assert allowed == [True] * 6 + [False, False]
+
+
+def test_test_rerun_with_edits_and_new_results_is_never_denied(make_guard: GuardFactory) -> None:
+    guard = make_guard()
+    for i in range(17):
+        assert run(guard, "edit", {"line": i, "text": f"fix {i}"}, f"edited line {i}")
+        assert run(guard, "bash", {"command": "python reproduce.py"}, f"{17 - i} failed")
+
+
+def test_paging_with_new_output_passes_until_progress_limit(make_guard: GuardFactory) -> None:
+    guard = make_guard()
+    allowed = [run(guard, "scroll_down", {}, f"lines {100 * i}-{100 * i + 99}") for i in range(10)]
+    assert allowed == [True] * 8 + [False, False]
+    decision = guard.check("scroll_down", {}, "a")
+    assert (decision.kind, decision.count, decision.limit) == ("duplicate", 8, 8)
+
+
+def test_same_result_in_a_row_is_denied_after_same_result_limit(make_guard: GuardFactory) -> None:
+    guard = make_guard()
+    allowed = [run(guard, "goto", {"line": 72}, "same screen") for _ in range(7)]
+    assert allowed == [True] * 5 + [False, False]
+
+
+def test_result_limit_applies_to_interleaved_identical_pairs(make_guard: GuardFactory) -> None:
+    guard = make_guard()
+    outcomes = []
+    for i in range(9):
+        run(guard, "edit", {"n": i}, "ok")
+        outcomes.append(run(guard, "bash", {"command": "make"}, "error 1"))
+    assert outcomes == [True] * 7 + [False, False]
+
+
+def test_result_is_never_stored() -> None:
+    guard = Guard()
+    secret = "canary-secret-value-0xdeadbeef"
+    run(guard, "bash", {"command": "cat"}, secret)
+    state = guard._store._agents.get("a")  # type: ignore[attr-defined]
+    key = CallKey.of("bash", {"command": "cat"})
+    assert key is not None and state.results.last.get(key.key) is not None
+    assert not any(secret[:12] in text for text in _strings_in(state))
+
+
+def _strings_in(obj: object, depth: int = 0) -> list[str]:
+    """Every string and bytes value reachable from ``obj`` through slots and containers."""
+    if depth > 6:
+        return []
+    if isinstance(obj, str | bytes):
+        return [obj if isinstance(obj, str) else obj.decode("latin-1")]
+    if isinstance(obj, dict):
+        items: list[object] = [*obj.keys(), *obj.values()]
+    elif isinstance(obj, list | tuple | set | frozenset):
+        items = list(obj)
+    else:
+        names = [n for cls in type(obj).__mro__ for n in getattr(cls, "__slots__", ())]
+        items = [getattr(obj, n, None) for n in names if n != "__weakref__"]
+    return [s for item in items for s in _strings_in(item, depth + 1)]
+
+
+def test_unserializable_result_fails_open(make_guard: GuardFactory) -> None:
+    guard = make_guard()
+    run(guard, "bash", {"command": "ls"}, object())
+    run(guard, "bash", {"command": "ls"}, {1j: 2})
+    assert guard.stats()["fail_open"].get("result", 0) >= 1
+
+
+def test_result_aware_loop_brake_resets_on_new_result(make_guard: GuardFactory) -> None:
+    guard = make_guard({"loop_brake": {"max_repeats": 3, "result_aware": True}})
+    assert all(run(guard, "scroll_down", {}, f"page {i}") for i in range(6))
+    assert [run(guard, "goto", {"line": 1}, "same") for _ in range(4)] == [True] * 3 + [False]
+
+
+def test_plain_loop_brake_ignores_results(make_guard: GuardFactory) -> None:
+    guard = make_guard({"loop_brake": {"max_repeats": 3}})
+    assert [run(guard, "scroll_down", {}, f"page {i}") for i in range(4)] == [True] * 3 + [False]
+
+
+def _report_whatever_came_back(guard: Guard, tool: str, args: dict[str, str], output: str) -> bool:
+    """A host that reports each step's text, the denial text included, as the result."""
+    decision = guard.check(tool, args, "a")
+    guard.record_result(tool, args, output if decision.allowed else decision.message, "a")
+    return decision.allowed
+
+
+def test_reporting_a_denial_as_a_result_never_re_allows_the_call(make_guard: GuardFactory) -> None:
+    for config in ({}, {"loop_brake": {"max_repeats": 3, "result_aware": True}}):
+        guard = make_guard(config)
+        allowed = [
+            _report_whatever_came_back(guard, "goto", {"line": "72"}, "same screen") for _ in range(12)
+        ]
+        first_denied = allowed.index(False)
+        assert allowed[first_denied:] == [False] * (12 - first_denied), config
+
+
+def test_a_result_reported_twice_counts_once(make_guard: GuardFactory) -> None:
+    guard = make_guard({"circuit_breaker": {"same_result_limit": 3}, **ONLY_NEW})
+    args = {"command": "goto 72"}
+    for _ in range(3):
+        assert guard.check("goto", args, "a").allowed
+        guard.record_result("goto", args, "same", "a")
+        guard.record_result("goto", args, "other", "a")  # a second report of the same call: ignored
+    assert not guard.check("goto", args, "a").allowed
+
+
+def test_a_tool_that_changes_its_arguments_gets_its_result_counted(make_guard: GuardFactory) -> None:
+    guard = make_guard({"circuit_breaker": {"same_result_limit": 3}, **ONLY_NEW})
+    guard.record_result("warmup", {}, "", "a")  # the guard now receives results
+    allowed = []
+    for _ in range(5):
+        args = {"command": "goto 72"}
+        allowed.append(guard.check("goto", args, "a").allowed)
+        args["cursor"] = "changed by the tool"  # mutated in place while the call ran
+        guard.record_result("goto", args, "same", "a")
+    assert allowed == [True, True, True, False, False]
+
+
+def test_error_keyword_reports_a_failure(make_guard: GuardFactory) -> None:
+    guard = make_guard(
+        {"same_error": {"limit": 3, "identical_limit": 0}, "circuit_breaker": {"enabled": False}}
+    )
+    for n in range(3):
+        args = {"path": f"missing-{n}.txt"}
+        assert guard.check("read", args, "a").allowed
+        guard.record_result(tool="read", args=args, agent="a", error=FileNotFoundError("no such file"))
+    assert guard.check("read", {"path": "other.txt"}, "a").kind == "same_error"
+
+
+def test_an_exception_as_the_result_is_an_error(make_guard: GuardFactory) -> None:
+    guard = make_guard(
+        {"same_error": {"limit": 3, "identical_limit": 0}, "circuit_breaker": {"enabled": False}}
+    )
+    for n in range(3):
+        args = {"path": f"missing-{n}.txt"}
+        assert guard.check("read", args, "a").allowed
+        guard.record_result("read", args, FileNotFoundError("no such file"), "a")
+    assert guard.check("read", {"path": "other.txt"}, "a").kind == "same_error"
+    assert guard.stats()["fail_open"] == {}
+
+
+def test_an_exception_whose_text_cannot_be_read_is_still_an_error(make_guard: GuardFactory) -> None:
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no text")
+
+    guard = make_guard(
+        {"same_error": {"limit": 2, "identical_limit": 0}, "circuit_breaker": {"enabled": False}}
+    )
+    for n in range(2):
+        assert guard.check("read", {"n": n}, "a").allowed
+        guard.record_result("read", {"n": n}, error=Unprintable(), agent="a")
+    assert guard.check("read", {"n": 9}, "a").kind == "same_error"

@@ -1,0 +1,61 @@
+"""Rounds (``round=``): identical calls of one model turn count once; repeated rounds are a cycle."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.store_fixtures import GuardFactory
+
+
+def test_identical_calls_of_one_round_count_once(make_guard: GuardFactory) -> None:
+    guard = make_guard()
+    for turn in range(6):  # each turn asks for the same file three times in parallel
+        decisions = [guard.check("read", {"path": "a.py"}, "a", round=turn) for _ in range(3)]
+        assert all(d.allowed for d in decisions)
+    denied = guard.check("read", {"path": "a.py"}, "a", round=6)
+    assert (denied.allowed, denied.kind, denied.count) == (False, "duplicate", 6)
+    again = guard.check("read", {"path": "a.py"}, "a", round=6)
+    assert again == denied  # the same call again in the same round: the same answer, not counted
+
+
+def test_a_round_repeating_its_whole_set_in_any_order_is_denied_as_a_cycle(make_guard: GuardFactory) -> None:
+    guard = make_guard({"circuit_breaker": {"duplicate_limit": 50}})
+    orders = [("a", "b", "c"), ("c", "a", "b"), ("b", "c", "a")]
+    for turn, order in enumerate(orders):
+        assert all(guard.check("read", {"path": p}, "x", round=turn).allowed for p in order)
+    decision = guard.check("read", {"path": "b"}, "x", round=3)
+    assert (decision.allowed, decision.kind, decision.rule) == (False, "cycle", "cycle.min_repeats")
+    assert (decision.count, decision.limit) == (3, 3)
+    assert guard.check("read", {"path": "new"}, "x", round=3).allowed  # something new still runs
+
+
+def test_rounds_that_change_are_never_denied(make_guard: GuardFactory) -> None:
+    guard = make_guard({"circuit_breaker": {"duplicate_limit": 50}})
+    for turn in range(10):
+        assert guard.check("read", {"path": "a"}, "x", round=turn).allowed
+        assert guard.check("read", {"path": f"f{turn}"}, "x", round=turn).allowed
+
+
+def test_async_hosts_get_the_same_answers(make_guard: GuardFactory) -> None:
+    guard = make_guard()
+
+    async def turn(n: int) -> list[bool]:
+        checks = [guard.acheck("read", {"path": "a.py"}, "a", round=n) for _ in range(3)]
+        return [d.allowed for d in await asyncio.gather(*checks)]
+
+    assert [asyncio.run(turn(n)) for n in range(7)] == [[True] * 3] * 6 + [[False] * 3]
+
+
+class Hostile:
+    """A round id whose comparison raises."""
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("no")
+
+    __hash__ = object.__hash__
+
+
+def test_a_round_id_that_cannot_be_compared_fails_open_to_plain_counting(make_guard: GuardFactory) -> None:
+    guard = make_guard()
+    allowed = [guard.check("read", {"path": "a"}, "a", round=Hostile()).allowed for _ in range(7)]
+    assert allowed == [True] * 6 + [False]

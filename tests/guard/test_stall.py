@@ -1,0 +1,58 @@
+"""The stall breaker through the guard, on both stores: repeats with nothing new between."""
+
+from __future__ import annotations
+
+from tests.store_fixtures import GuardFactory
+
+from .conftest import run
+
+EDIT = {"command": "edit 264:265\n    with open(filename, mode=mode) as f:"}
+ERROR = "E999 IndentationError: unexpected indent at line 264 (attempt {n})"
+
+
+def test_identical_failures_with_a_no_op_between_are_denied(make_guard: GuardFactory) -> None:
+    """The window, same_error (in a row) and cycle all let this pass; stall does not."""
+    guard = make_guard()
+    steps = ["edit", "think", "edit", "edit", "think", "edit", "edit"]
+    for n, tool in enumerate(steps):
+        if tool == "think":
+            assert run(guard, "think", {"thought": "hmm"}, "Your thought has been logged.")
+        else:
+            assert run(guard, "edit", EDIT, ERROR.format(n=n), ok=False)
+    decision = guard.check("edit", EDIT, "a")
+    assert (decision.allowed, decision.kind, decision.count, decision.limit) == (False, "stall", 4, 4)
+    assert decision.rule == "stall.error_limit"
+    assert "stall error_limit 4" in (decision.message or "")
+    assert "264" not in (decision.message or "")
+
+
+def test_identical_failures_with_trivial_variants_between_are_denied(make_guard: GuardFactory) -> None:
+    guard = make_guard()
+    for n in range(3):
+        assert run(guard, "edit", EDIT, ERROR.format(n=n), ok=False)
+        variant = {"command": EDIT["command"] + " " * (n + 1)}
+        assert run(guard, "edit", variant, ERROR.format(n=n + 50), ok=False)
+    assert run(guard, "edit", EDIT, ERROR.format(n=9), ok=False)
+    decision = guard.check("edit", EDIT, "a")
+    assert (decision.kind, decision.rule) == ("stall", "stall.error_limit")
+
+
+def test_a_failing_reproduction_rerun_after_each_new_edit_is_never_stalled(make_guard: GuardFactory) -> None:
+    """Each edit brings something new, so stall never counts past 1; what ends this run is
+    the window's progress-blind backstop, the 8th identical outcome among the last 200 calls."""
+    guard = make_guard({"stall": {"limit": 2, "error_limit": 2}})
+    for i in range(7):
+        assert run(guard, "edit", {"line": i}, f"[File: a.py] line {i} now reads fix-{'x' * i}")
+        assert run(guard, "bash", {"command": "python reproduce.py"}, "AssertionError", ok=False)
+    assert run(guard, "edit", {"line": 7}, "[File: a.py] line 7 now reads fix-7")
+    decision = guard.check("bash", {"command": "python reproduce.py"}, "a")
+    assert (decision.kind, decision.rule) == ("duplicate", "circuit_breaker.result_limit")
+
+
+def test_a_denied_attempt_never_counts(make_guard: GuardFactory) -> None:
+    guard = make_guard({"stall": {"error_limit": 2}, "same_error": {"enabled": False}})
+    for n in range(2):
+        assert run(guard, "edit", EDIT, ERROR.format(n=n), ok=False)
+    for _ in range(3):
+        assert not run(guard, "edit", EDIT, ERROR.format(n=7), ok=False)
+    assert guard.check("edit", EDIT, "a").count == 2
