@@ -43,7 +43,12 @@ def test_async_hosts_get_the_same_answers(make_guard: GuardFactory) -> None:
         checks = [guard.acheck("read", {"path": "a.py"}, "a", round=n) for _ in range(3)]
         return [d.allowed for d in await asyncio.gather(*checks)]
 
-    assert [asyncio.run(turn(n)) for n in range(7)] == [[True] * 3] * 6 + [[False] * 3]
+    async def turns() -> list[list[bool]]:
+        answers = [await turn(n) for n in range(7)]
+        await guard.aclose()  # the async connections belong to this event loop
+        return answers
+
+    assert asyncio.run(turns()) == [[True] * 3] * 6 + [[False] * 3]
 
 
 class Hostile:
