@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -60,11 +61,15 @@ def test_fuzz_malformed_backend_lines_never_reach_the_client() -> None:
         request_id = next(ids)
         params = {"name": "emit", "arguments": {"hex": line.hex(), "text": str(request_id)}}
         session.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
-        while (message := session.receive(TIMEOUT)).get("id") != request_id or "error" in message:
-            pass  # a line that happens to be JSON-RPC is relayed; anything else is dropped
+        while not _answer_to(session.receive(TIMEOUT), request_id):
+            pass  # a line that happens to be JSON-RPC (a batch too) is relayed; anything else is dropped
         _echo(session, next(ids))
 
     _runs_and_closes_cleanly(session, one)
+
+
+def _answer_to(message: Any, request_id: int) -> bool:
+    return isinstance(message, dict) and message.get("id") == request_id and "error" not in message
 
 
 def _runs_and_closes_cleanly(session: RawSession, run: Callable[[], None]) -> None:
