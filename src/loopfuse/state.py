@@ -10,7 +10,15 @@ from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 
-__all__ = ["AgentState", "CountingWindow", "CycleTrack", "RecentDigests", "ResultBook", "ToolResult"]
+__all__ = [
+    "AgentResults",
+    "AgentState",
+    "CountingWindow",
+    "CycleTrack",
+    "RecentDigests",
+    "ResultBook",
+    "ToolResult",
+]
 
 
 class CountingWindow:
@@ -244,6 +252,56 @@ class ResultBook:
         self.last.put(key, result)
 
 
+class AgentResults(ResultBook):
+    """The one place that settles which call a result belongs to, for one agent.
+
+    Until the agent's first result only its newest allowed call awaits one (``awaited``);
+    from then on (``reporting``) each allowed call awaits its own, kept as pending window
+    indices. ``index`` is the window index of the call whose result breakers observe now."""
+
+    __slots__ = ("awaited", "index", "reporting")
+
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.reporting = False
+        self.awaited = 0
+        self.index = -1
+
+    def allowed(self, key: int, index: int) -> None:
+        """The call ``key`` was allowed as the window's ``index``-th entry: it awaits its result."""
+        if self.reporting:
+            self.pushed(key, index)
+        else:
+            self.awaited = key
+
+    def denied(self, key: int) -> None:
+        """The call ``key`` was denied: a result of ``key`` reported from now on is the
+        denied attempt's, so no earlier allowed call of ``key`` awaits it any more."""
+        if not self.reporting:
+            if key == self.awaited:
+                self.awaited = 0
+        else:
+            self.take_pending(key)
+
+    def arrived(self, key: int, newest: int) -> int | None:
+        """The window index of the allowed call ``key`` whose result this is (``newest``: the
+        newest allowed call's), taken off the awaited calls and kept in ``index``; None when
+        no allowed call of ``key`` awaits a result."""
+        if not self.reporting:
+            found = newest if key == self.awaited else None
+            self.awaited = 0
+        else:
+            found = self.take_pending(key)
+        if found is not None:
+            self.index = found
+        return found
+
+    def settled(self, key: int, digest: int) -> None:
+        """The breakers observed ``key``'s result: it is the call's latest from now on."""
+        self.remember(key, digest)
+        self.reporting = True
+
+
 _PENDING = 32
 
 
@@ -273,14 +331,11 @@ class AgentState:
 
     __slots__ = (
         "__weakref__",
-        "awaited",
         "calls",
         "denials_in_row",
         "invalid",
         "invalid_at",
         "reported",
-        "reporting",
-        "result_index",
         "results",
         "seen",
         "units",
@@ -290,10 +345,7 @@ class AgentState:
     def __init__(self, window: int) -> None:
         self.calls = 0
         self.window = CountingWindow(window)
-        self.results = ResultBook(window)
-        self.reporting = False  # the agent reported a result: results are awaited per call
-        self.awaited = 0  # before that, the key of its newest allowed call
-        self.result_index = -1  # the window index of the call whose result breakers observe
+        self.results = AgentResults(window)
         self.denials_in_row = 0
         self.invalid = 0  # invalid turns in a row, since the allowed call number invalid_at
         self.invalid_at = 0
@@ -318,20 +370,12 @@ class AgentState:
         self.invalid += 1
         return self.invalid
 
-    def end_wait(self, key: int) -> None:
-        """The call ``key`` was denied: a result of ``key`` reported from now on is the
-        denied attempt's, so no earlier allowed call of ``key`` awaits it any more."""
-        if not self.reporting:
-            if key == self.awaited:
-                self.awaited = 0
-        else:
-            self.results.take_pending(key)
+    @property
+    def reporting(self) -> bool:
+        """Whether the agent has reported a result (results are then awaited per call)."""
+        return self.results.reporting
 
-    def awaited_entry(self, key: int) -> int | None:
-        """The window index of the allowed call ``key`` whose result this is, taken off
-        the awaited calls; None when no allowed call of ``key`` awaits a result."""
-        if not self.reporting:
-            index = self.window.pushed - 1 if key == self.awaited else None
-            self.awaited = 0
-            return index
-        return self.results.take_pending(key)
+    @property
+    def result_index(self) -> int:
+        """The window index of the call whose result the breakers observe now."""
+        return self.results.index

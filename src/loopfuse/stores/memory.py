@@ -152,17 +152,14 @@ class MemoryStore:
                 denial = breaker.check(state, call)
                 if denial is not None:
                     breaker.refused(state, call)
-                    state.end_wait(call.key)
+                    state.results.denied(call.key)
                     return self._denied(state, denial)
             warning = self._warning(state, call) if self._warners else None
             state.calls += 1
             state.denials_in_row = 0
             for breaker in self._recorders:
                 breaker.record(state, call)
-            if state.reporting:
-                state.results.pushed(call.key, state.window.pushed - 1)
-            else:
-                state.awaited = call.key
+            state.results.allowed(call.key, state.window.pushed - 1)
         return ALLOWED if warning is None else Outcome(None, warning=warning)
 
     def _warning(self, state: AgentState, call: CallKey) -> Denial | None:
@@ -182,14 +179,11 @@ class MemoryStore:
             state = self._agents.get(agent)
             if state is None:
                 return False
-            index = state.awaited_entry(call.key)
-            if index is None:
+            if state.results.arrived(call.key, state.window.pushed - 1) is None:
                 return True  # not an allowed call awaiting its result (a denied one, or reported twice)
-            state.result_index = index
             for breaker in self._breakers:
                 breaker.observe(state, call, result)
-            state.results.remember(call.key, result.digest)
-            state.reporting = True
+            state.results.settled(call.key, result.digest)
         return True
 
     def note_invalid(self, agent: Any) -> int | None:
