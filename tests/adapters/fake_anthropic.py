@@ -22,7 +22,7 @@ __all__ = ["FakeAnthropic", "Script", "tool_results"]
 
 def tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every tool_result block the conversation holds so far, oldest first."""
-    found = []
+    found: list[dict[str, Any]] = []
     for message in messages:
         content = message.get("content")
         if isinstance(content, list):
@@ -43,6 +43,7 @@ class FakeAnthropic:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
+        assert isinstance(host, str)  # an IPv4 server's address is a (host, port) of str and int
         return f"http://{host}:{port}"
 
     def __enter__(self) -> FakeAnthropic:

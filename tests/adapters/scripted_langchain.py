@@ -6,12 +6,18 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from langchain.agents.middleware.types import AgentState, InputAgentState, OutputAgentState
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langgraph.graph import MessagesState
+from langgraph.graph.state import CompiledStateGraph
 from pydantic import Field
 
 Script = Callable[[int, list[BaseMessage]], AIMessage]
+Agent = CompiledStateGraph[AgentState[Any], None, InputAgentState, OutputAgentState[Any]]
+"""What ``create_agent`` builds when given no context schema."""
+ToolGraph = CompiledStateGraph[MessagesState, None, MessagesState, MessagesState]
 
 
 class ScriptedChatModel(BaseChatModel):
@@ -28,7 +34,9 @@ class ScriptedChatModel(BaseChatModel):
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:
         return self
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any):
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
         self.seen.extend(_new_tool_results(messages))
         message = self.script(self.turns, messages)
         self.turns += 1

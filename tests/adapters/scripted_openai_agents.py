@@ -52,7 +52,9 @@ class ScriptedModel(Model):
         self.outputs: list[str] = []
         self._seen_ids: set[str] = set()
 
-    async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any):
+    async def get_response(
+        self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
+    ) -> ModelResponse:
         self._collect(input)
         output = self.script(self.turns)
         self.turns += 1

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 pytest.importorskip("claude_agent_sdk")
+
+from claude_agent_sdk.types import PreToolUseHookInput, PreToolUseHookSpecificOutput, SyncHookJSONOutput
 
 from loopfuse import Guard
 from loopfuse.adapters.claude_agent_sdk import loopfuse_hooks
@@ -87,7 +89,7 @@ async def test_parallel_identical_calls_in_one_turn_are_counted_exactly() -> Non
     assert [bool(r.get("is_error")) for r in run.results_seen_by_model()] == [False, False, True, True]
 
 
-def recorded_input(tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+def recorded_input(tool: str, tool_input: dict[str, Any]) -> PreToolUseHookInput:
     """A PreToolUse input as the CLI 2.1 sends it (recorded from a run, ids shortened)."""
     return {
         "session_id": "5d119955",
@@ -111,4 +113,7 @@ async def test_claude_code_builtin_exempt_tools_are_not_counted() -> None:
 
     assert todo_answers == [{}] * 5
     assert bash_answers[:2] == [{}, {}]
-    assert bash_answers[2]["hookSpecificOutput"]["permissionDecision"] == "deny"
+    # The SDK types a hook's answer as any hook's; this one answers synchronously, for PreToolUse.
+    denied = cast(SyncHookJSONOutput, bash_answers[2])
+    specific = cast(PreToolUseHookSpecificOutput, denied["hookSpecificOutput"])
+    assert specific["permissionDecision"] == "deny"

@@ -23,6 +23,7 @@ from loopfuse import Guard
 from loopfuse.adapters.google_adk import LoopfusePlugin, loopfuse_callbacks
 
 MAX_EVENTS = 200
+Plan = list[types.Part | list[types.Part]]
 
 
 def call(name: str = "probe", **args: Any) -> types.Part:
@@ -38,7 +39,7 @@ class ScriptedLlm(BaseLlm):
     calls), then repeats the last one forever."""
 
     model: str = "scripted"
-    plan: list[types.Part | list[types.Part]]
+    plan: Plan
     calls: int = 0
 
     async def generate_content_async(
@@ -90,6 +91,12 @@ def responses(events: list[Event]) -> list[dict[str, Any]]:
     ]
 
 
+def final_text(events: list[Event]) -> str | None:
+    content = events[-1].content
+    assert content is not None and content.parts
+    return content.parts[0].text
+
+
 def strict_guard() -> Guard:
     return Guard.from_config(
         {"circuit_breaker": {"duplicate_limit": 2, "result_limit": 2}, "guard": {"abort_after_denials": 3}}
@@ -131,14 +138,14 @@ async def test_a_looping_model_is_denied_then_the_invocation_ends(hook: str) -> 
 
 async def test_a_healthy_run_with_legitimate_repeats_is_untouched() -> None:
     probe, guard = Probe(), Guard()
-    plan = [call(q="status"), call(q="deploy"), call(q="status"), call(q="status"), say("deployed")]
+    plan: Plan = [call(q="status"), call(q="deploy"), call(q="status"), call(q="status"), say("deployed")]
     agent = LlmAgent(name="main", model=ScriptedLlm(plan=plan), tools=[probe.tool("main")])
 
     events = await run(agent, [LoopfusePlugin(guard)])
 
     assert [q for _, q in probe.runs] == ["status", "deploy", "status", "status"]
     assert not any("error" in r for r in responses(events))
-    assert events[-1].content.parts[0].text == "deployed"
+    assert final_text(events) == "deployed"
     assert guard.stats()["allowed"] == 4
 
 
@@ -151,7 +158,7 @@ async def test_subagents_get_their_own_state_unless_shared(share: bool, helper_r
         model=ScriptedLlm(plan=[call(q="same"), call(q="same"), say("helper done")]),
         tools=[probe.tool("helper")],
     )
-    main_plan = [call(q="same"), call(q="same"), call("transfer_to_agent", agent_name="helper")]
+    main_plan: Plan = [call(q="same"), call(q="same"), call("transfer_to_agent", agent_name="helper")]
     main = LlmAgent(
         name="main", model=ScriptedLlm(plan=main_plan), tools=[probe.tool("main")], sub_agents=[helper]
     )

@@ -20,7 +20,7 @@ from google.genai import types
 from loopfuse import Guard
 from loopfuse.adapters.google_adk import LoopfusePlugin, loopfuse_callbacks
 
-from .test_google_adk import Probe, ScriptedLlm, call, responses, run, say
+from .test_google_adk import Plan, Probe, ScriptedLlm, call, final_text, responses, run, say
 
 NOT_A_TOOL = "no tool with that name"
 INVALID = "contained no usable tool call"
@@ -48,7 +48,7 @@ async def test_a_model_calling_a_missing_tool_again_and_again_is_stopped(hook: s
 
 async def test_scattered_invalid_turns_among_real_work_change_nothing() -> None:
     bad = call("serch", q="x")
-    plan = [bad, call(q="a"), bad, bad, call(q="b"), *[bad] * 5, call(q="c"), *[bad] * 5, say("done")]
+    plan: Plan = [bad, call(q="a"), bad, bad, call(q="b"), *[bad] * 5, call(q="c"), *[bad] * 5, say("done")]
     probe, guard = Probe(), Guard()
     events = await run(
         LlmAgent(name="main", model=ScriptedLlm(plan=plan), tools=[probe.tool("main")]),
@@ -56,7 +56,7 @@ async def test_scattered_invalid_turns_among_real_work_change_nothing() -> None:
     )
     assert [q for _, q in probe.runs] == ["a", "b", "c"]
     assert sum(NOT_A_TOOL in e for e in errors(events)) == 13 and guard.stats()["denials"] == {}
-    assert events[-1].content.parts[0].text == "done"
+    assert final_text(events) == "done"
 
 
 def warnings(caplog: pytest.LogCaptureFixture) -> list[str]:

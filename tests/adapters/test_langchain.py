@@ -7,8 +7,10 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, ToolMessage
-from langchain_core.tools import tool
+from langchain.agents.middleware.types import InputAgentState
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
@@ -16,11 +18,11 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from loopfuse import Guard, LoopAbortedError
 from loopfuse.adapters.langchain import LoopfuseMiddleware
 
-from .scripted_langchain import ScriptedChatModel, calls, forever, scripted
+from .scripted_langchain import Agent, ScriptedChatModel, ToolGraph, calls, forever, scripted
 
 SECRET = "secret-query-7"
 LIMITS = {"circuit_breaker": {"duplicate_limit": 3, "result_limit": 3}, "guard": {"abort_after_denials": 4}}
-CONFIG = {"recursion_limit": 100}
+CONFIG: RunnableConfig = {"recursion_limit": 100}
 
 
 class Counter:
@@ -28,7 +30,7 @@ class Counter:
         self.runs = 0
         self._lock = threading.Lock()
 
-    def tool(self):
+    def tool(self) -> BaseTool:
         @tool
         def search(q: str) -> str:
             """Search the web."""
@@ -39,7 +41,7 @@ class Counter:
         return search
 
 
-def loop_agent(guard: Guard, counter: Counter, **kwargs: Any):
+def loop_agent(guard: Guard, counter: Counter, **kwargs: Any) -> tuple[Agent, ScriptedChatModel]:
     model = ScriptedChatModel(script=forever("search", {"q": SECRET}))
     agent = create_agent(model, [counter.tool()], middleware=[LoopfuseMiddleware(guard)], **kwargs)
     return agent, model
@@ -59,7 +61,7 @@ def assert_stopped(result: dict[str, Any], model: ScriptedChatModel) -> None:
 def test_endless_loop_runs_the_tool_three_times_then_ends_the_run() -> None:
     counter = Counter()
     agent, model = loop_agent(Guard.from_config(LIMITS), counter)
-    result = agent.invoke({"messages": [("user", "find it")]}, CONFIG)
+    result = agent.invoke({"messages": [HumanMessage("find it")]}, CONFIG)
     assert counter.runs == 3
     assert model.turns == 7
     assert_stopped(result, model)
@@ -68,7 +70,7 @@ def test_endless_loop_runs_the_tool_three_times_then_ends_the_run() -> None:
 async def test_endless_loop_async() -> None:
     counter = Counter()
     agent, model = loop_agent(Guard.from_config(LIMITS), counter)
-    result = await agent.ainvoke({"messages": [("user", "find it")]}, CONFIG)
+    result = await agent.ainvoke({"messages": [HumanMessage("find it")]}, CONFIG)
     assert counter.runs == 3
     assert_stopped(result, model)
 
@@ -76,7 +78,7 @@ async def test_endless_loop_async() -> None:
 def test_default_limits_stop_the_loop_inside_langgraphs_default_recursion_limit() -> None:
     counter = Counter()
     agent, model = loop_agent(Guard(), counter)
-    result = agent.invoke({"messages": [("user", "find it")]})  # LangGraph's default recursion_limit
+    result = agent.invoke({"messages": [HumanMessage("find it")]})  # LangGraph's default recursion_limit
     # The adapter reports results: the same search returning the same result five times in
     # a row is the default same_result_limit; the sixth is refused.
     assert counter.runs == 5
@@ -91,7 +93,7 @@ def test_healthy_run_with_legitimate_repeats_is_untouched() -> None:
     model = ScriptedChatModel(script=scripted(turns))
     guard = Guard()
     agent = create_agent(model, [counter.tool()], middleware=[LoopfuseMiddleware(guard)])
-    result = agent.invoke({"messages": [("user", "find it")]}, CONFIG)
+    result = agent.invoke({"messages": [HumanMessage("find it")]}, CONFIG)
     assert counter.runs == 5
     assert result["messages"][-1].content == "done"
     assert all(m.status == "success" for m in model.seen)
@@ -102,15 +104,15 @@ def test_threads_do_not_share_state() -> None:
     counter = Counter()
     agent, _ = loop_agent(Guard.from_config(LIMITS), counter, checkpointer=InMemorySaver())
     for thread in ("t1", "t2"):
-        agent.invoke({"messages": [("user", "go")]}, {**CONFIG, "configurable": {"thread_id": thread}})
+        agent.invoke({"messages": [HumanMessage("go")]}, {**CONFIG, "configurable": {"thread_id": thread}})
     assert counter.runs == 6
 
 
 def test_runs_without_thread_do_not_share_state() -> None:
     counter = Counter()
     agent, _ = loop_agent(Guard.from_config(LIMITS), counter)
-    agent.invoke({"messages": [("user", "go")]}, CONFIG)
-    agent.invoke({"messages": [("user", "go")]}, CONFIG)
+    agent.invoke({"messages": [HumanMessage("go")]}, CONFIG)
+    agent.invoke({"messages": [HumanMessage("go")]}, CONFIG)
     assert counter.runs == 6
 
 
@@ -123,9 +125,9 @@ def test_same_thread_keeps_its_state_across_invocations() -> None:
     agent = create_agent(
         model, [counter.tool()], middleware=[LoopfuseMiddleware(guard)], checkpointer=InMemorySaver()
     )
-    thread = {**CONFIG, "configurable": {"thread_id": "t"}}
-    agent.invoke({"messages": [("user", "go")]}, thread)
-    agent.invoke({"messages": [("user", "again")]}, thread)
+    thread: RunnableConfig = {**CONFIG, "configurable": {"thread_id": "t"}}
+    agent.invoke({"messages": [HumanMessage("go")]}, thread)
+    agent.invoke({"messages": [HumanMessage("again")]}, thread)
     assert counter.runs == 3  # 2 + 1 allowed, then denied within the same thread
 
 
@@ -137,7 +139,7 @@ def test_sub_agent_inside_a_tool_has_its_own_state() -> None:
     @tool
     def delegate(task: str) -> str:
         """Hand the task to a sub-agent."""
-        return inner.invoke({"messages": [("user", task)]}, CONFIG)["messages"][-1].content
+        return str(inner.invoke({"messages": [HumanMessage(task)]}, CONFIG)["messages"][-1].content)
 
     outer_turns = [calls(("search", {"q": SECRET})) for _ in range(2)] + [calls(("delegate", {"task": "x"}))]
     outer_model = ScriptedChatModel(script=scripted(outer_turns))
@@ -147,7 +149,7 @@ def test_sub_agent_inside_a_tool_has_its_own_state() -> None:
         middleware=[LoopfuseMiddleware(guard)],
         checkpointer=InMemorySaver(),
     )
-    result = outer.invoke({"messages": [("user", "go")]}, {**CONFIG, "configurable": {"thread_id": "t"}})
+    result = outer.invoke({"messages": [HumanMessage("go")]}, {**CONFIG, "configurable": {"thread_id": "t"}})
     assert counter.runs == 2 + 3
     assert "Run stopped by loopfuse" in outer_model.seen[-1].content
     assert result["messages"][-1].content == "done"
@@ -158,7 +160,7 @@ async def test_parallel_calls_in_one_turn_count_exactly(mode: str) -> None:
     counter = Counter()
     model = ScriptedChatModel(script=scripted([calls(*[("search", {"q": SECRET})] * 5)]))
     agent = create_agent(model, [counter.tool()], middleware=[LoopfuseMiddleware(Guard.from_config(LIMITS))])
-    state = {"messages": [("user", "go")]}
+    state: InputAgentState = {"messages": [HumanMessage("go")]}
     result = agent.invoke(state, CONFIG) if mode == "sync" else await agent.ainvoke(state, CONFIG)
     assert counter.runs == 5  # identical calls of one model turn (one round) count once
     results = [m for m in result["messages"] if isinstance(m, ToolMessage)]
@@ -166,7 +168,7 @@ async def test_parallel_calls_in_one_turn_count_exactly(mode: str) -> None:
     assert result["messages"][-1].content == "done"
 
 
-def tool_node_graph(model: ScriptedChatModel, node: ToolNode):
+def tool_node_graph(model: ScriptedChatModel, node: ToolNode) -> ToolGraph:
     graph = StateGraph(MessagesState)
     graph.add_node("agent", lambda state: {"messages": [model.invoke(state["messages"])]})
     graph.add_node("tools", node)
@@ -182,7 +184,7 @@ def test_langgraph_tool_node_denies_and_raises_on_escalation() -> None:
     middleware = LoopfuseMiddleware(Guard.from_config(LIMITS), on_escalate="raise")
     node = ToolNode([counter.tool()], wrap_tool_call=middleware.wrap_tool_call)
     with pytest.raises(LoopAbortedError, match="search") as caught:
-        tool_node_graph(model, node).invoke({"messages": [("user", "go")]}, CONFIG)
+        tool_node_graph(model, node).invoke({"messages": [HumanMessage("go")]}, CONFIG)
     assert counter.runs == 3
     assert [m.status for m in model.seen].count("error") == 3
     assert SECRET not in str(caught.value)
@@ -194,5 +196,5 @@ async def test_langgraph_tool_node_async_wrapper() -> None:
     middleware = LoopfuseMiddleware(Guard.from_config(LIMITS), on_escalate="raise")
     node = ToolNode([counter.tool()], awrap_tool_call=middleware.awrap_tool_call)
     with pytest.raises(LoopAbortedError):
-        await tool_node_graph(model, node).ainvoke({"messages": [("user", "go")]}, CONFIG)
+        await tool_node_graph(model, node).ainvoke({"messages": [HumanMessage("go")]}, CONFIG)
     assert counter.runs == 3

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from langchain.agents import create_agent
 from langchain.tools import ToolRuntime
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 from langgraph.errors import GraphRecursionError
 from langgraph.prebuilt import ToolNode
@@ -34,7 +34,7 @@ def texts(model: ScriptedChatModel) -> list[str]:
 
 def test_a_model_calling_a_missing_tool_again_and_again_is_stopped() -> None:
     counter, model = Counter(), ScriptedChatModel(script=forever("serch", {"q": "acme"}))
-    result = agent_with(model, counter, Guard()).invoke({"messages": [("user", "go")]}, CONFIG)
+    result = agent_with(model, counter, Guard()).invoke({"messages": [HumanMessage("go")]}, CONFIG)
     seen = texts(model)
     assert [NOT_A_TOOL in t for t in seen] == [True] * 5 + [False] * 2  # LangGraph's own text first
     assert all(INVALID in t and "invalid limit 6" in t for t in seen[5:])  # the 6th..11th: the guard's
@@ -52,7 +52,7 @@ def test_scattered_invalid_turns_among_real_work_change_nothing() -> None:
     turns += [*bad(5), calls(("search", {"q": "c"})), *bad(5)]
     counter, model = Counter(), ScriptedChatModel(script=scripted(turns))
     guard = Guard()
-    result = agent_with(model, counter, guard).invoke({"messages": [("user", "go")]}, CONFIG)
+    result = agent_with(model, counter, guard).invoke({"messages": [HumanMessage("go")]}, CONFIG)
     assert result["messages"][-1].content == "done"
     assert counter.runs == 3
     assert sum(NOT_A_TOOL in t for t in texts(model)) == 13 and not any(INVALID in t for t in texts(model))
@@ -62,7 +62,7 @@ def test_scattered_invalid_turns_among_real_work_change_nothing() -> None:
 def test_arguments_the_schema_rejects_are_invalid_turns() -> None:
     counter, model = Counter(), ScriptedChatModel(script=forever("search", {"query": "acme"}))
     guard = Guard.from_config({"invalid": {"limit": 2}})
-    result = agent_with(model, counter, guard).invoke({"messages": [("user", "go")]}, CONFIG)
+    result = agent_with(model, counter, guard).invoke({"messages": [HumanMessage("go")]}, CONFIG)
     seen = texts(model)
     assert "Error invoking tool 'search'" in seen[0]  # LangGraph's validation error, the tool never ran
     assert all(INVALID in t for t in seen[1:]) and len(seen) == 3
@@ -74,7 +74,7 @@ def test_arguments_the_schema_rejects_are_invalid_turns() -> None:
 def test_valid_calls_still_reach_the_tool() -> None:
     counter = Counter()
     model = ScriptedChatModel(script=scripted([calls(("search", {"q": "acme"}))]))
-    result = agent_with(model, counter, Guard()).invoke({"messages": [("user", "go")]}, CONFIG)
+    result = agent_with(model, counter, Guard()).invoke({"messages": [HumanMessage("go")]}, CONFIG)
     assert counter.runs == 1 and result["messages"][-1].content == "done"
 
 
@@ -83,7 +83,7 @@ async def test_tool_node_graph_raises_on_an_invalid_streak_async() -> None:
     middleware = LoopfuseMiddleware(Guard.from_config({"invalid": {"limit": 3}}), on_escalate="raise")
     node = ToolNode([counter.tool()], awrap_tool_call=middleware.awrap_tool_call)
     with pytest.raises(LoopAbortedError, match="invalid") as caught:
-        await tool_node_graph(model, node).ainvoke({"messages": [("user", "go")]}, CONFIG)
+        await tool_node_graph(model, node).ainvoke({"messages": [HumanMessage("go")]}, CONFIG)
     assert caught.value.kind == "invalid" and model.turns == 5  # limit 3, then 3 denials
     assert [INVALID in t for t in texts(model)] == [False, False, True, True]
 
@@ -93,7 +93,7 @@ def loop_in_agent(recursion_limit: int, guard: Guard, middleware: LoopfuseMiddle
     middleware = middleware or LoopfuseMiddleware(guard)
     agent = create_agent(model, [Counter().tool()], middleware=[middleware])
     try:
-        result = agent.invoke({"messages": [("user", "go")]}, {"recursion_limit": recursion_limit})
+        result = agent.invoke({"messages": [HumanMessage("go")]}, {"recursion_limit": recursion_limit})
     except GraphRecursionError:
         return "recursion limit"
     return "stopped" if "Run stopped by loopfuse" in result["messages"][-1].content else "other"
@@ -128,7 +128,7 @@ def test_tool_node_graph_recursion_limit(caplog: pytest.LogCaptureFixture, limit
     middleware = LoopfuseMiddleware(Guard(), on_escalate="raise")
     graph = tool_node_graph(model, ToolNode([Counter().tool()], wrap_tool_call=middleware.wrap_tool_call))
     with pytest.raises(GraphRecursionError if warned else LoopAbortedError):
-        graph.invoke({"messages": [("user", "go")]}, {"recursion_limit": limit})
+        graph.invoke({"messages": [HumanMessage("go")]}, {"recursion_limit": limit})
     assert bool(warnings(caplog)) is warned
 
 
@@ -144,5 +144,5 @@ def test_tools_with_injected_arguments_are_judged_by_langgraph_alone() -> None:
     model = ScriptedChatModel(script=scripted([calls(("remember", {"note": "n1"}))]))
     guard = Guard()
     agent = create_agent(model, [remember], middleware=[LoopfuseMiddleware(guard)])
-    assert agent.invoke({"messages": [("user", "go")]}, CONFIG)["messages"][-1].content == "done"
+    assert agent.invoke({"messages": [HumanMessage("go")]}, CONFIG)["messages"][-1].content == "done"
     assert runs == ["n1"] and guard.stats()["allowed"] == 1

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage
+from langchain.agents.middleware.types import InputAgentState
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -13,7 +15,7 @@ from loopfuse.adapters.langchain import LoopfuseMiddleware
 from .scripted_langchain import ScriptedChatModel, calls, scripted
 from .test_langchain import CONFIG, LIMITS, SECRET, Counter, loop_agent
 
-GO = {"messages": [("user", "go")]}
+GO: InputAgentState = {"messages": [HumanMessage("go")]}
 
 
 def test_a_run_without_thread_leaves_no_state_behind() -> None:
@@ -44,11 +46,11 @@ def test_a_thread_keeps_its_state_for_the_next_invocation() -> None:
     agent = create_agent(
         model, [counter.tool()], middleware=[LoopfuseMiddleware(guard)], checkpointer=InMemorySaver()
     )
-    thread = {**CONFIG, "configurable": {"thread_id": "t"}}
+    thread: RunnableConfig = {**CONFIG, "configurable": {"thread_id": "t"}}
 
     agent.invoke(GO, thread)
     assert guard.stats()["agents"] == 1
-    agent.invoke({"messages": [("user", "again")]}, thread)
+    agent.invoke({"messages": [HumanMessage("again")]}, thread)
     assert counter.runs == 3  # 2 + 1 allowed, then denied within the same thread
 
 
@@ -59,7 +61,7 @@ def test_a_sub_agent_run_ending_inside_a_tool_keeps_the_outer_run_state() -> Non
     @tool
     def delegate(task: str) -> str:
         """Hand the task to a sub-agent."""
-        return str(inner.invoke({"messages": [("user", task)]}, CONFIG)["messages"][-1].content)
+        return str(inner.invoke({"messages": [HumanMessage(task)]}, CONFIG)["messages"][-1].content)
 
     searches = [calls(("search", {"q": SECRET})) for _ in range(4)]
     turns = [*searches[:2], calls(("delegate", {"task": "x"})), *searches[2:]]

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agents import Agent, RunConfig, Runner, function_tool
+from agents import Agent, FunctionTool, RunConfig, Runner, function_tool
 from agents.exceptions import ToolInputGuardrailTripwireTriggered
-from agents.mcp import MCPServerStdio
+from agents.mcp import MCPServerStdio, MCPServerStdioParams
 
 from loopfuse import Guard, LoopAbortedError
 from loopfuse.adapters.openai_agents import guard_agent
@@ -28,7 +28,7 @@ class Counter:
     def __init__(self) -> None:
         self.runs = 0
 
-    def tool(self, name: str = "search"):
+    def tool(self, name: str = "search") -> FunctionTool:
         def search(q: str) -> str:
             """Search the web."""
             self.runs += 1
@@ -143,7 +143,7 @@ def test_guarding_twice_attaches_one_guardrail() -> None:
 async def test_mcp_server_tools_are_guarded(tmp_path: Path) -> None:
     counter_file = tmp_path / "runs"
     script = Path(__file__).with_name("mcp_counter_server.py")
-    params = {
+    params: MCPServerStdioParams = {
         "command": sys.executable,
         "args": [str(script)],
         "env": {**os.environ, "COUNTER_FILE": str(counter_file)},

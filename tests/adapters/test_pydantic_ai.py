@@ -143,7 +143,7 @@ async def test_parallel_calls_in_one_turn_count_exactly() -> None:
     assert [r.outcome for r in model.results] == ["success"] * 5
 
 
-def add_delegate(outer: Any, inner: Any) -> None:
+def add_delegate(outer: Agent[None, str], inner: Agent[None, str]) -> None:
     """Give ``outer`` a tool ``delegate`` that runs ``inner`` on the task."""
 
     @outer.tool

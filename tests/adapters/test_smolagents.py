@@ -4,26 +4,33 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 pytest.importorskip("smolagents")
 
-from smolagents import CodeAgent, Model, Tool, ToolCallingAgent
-from smolagents.models import ChatMessage, ChatMessageToolCall, ChatMessageToolCallFunction, MessageRole
+# smolagents ships no type information: its names are Any here.
+from smolagents import CodeAgent, Model, Tool, ToolCallingAgent  # type: ignore[import-untyped]
+from smolagents.models import (  # type: ignore[import-untyped]
+    ChatMessage,
+    ChatMessageToolCall,
+    ChatMessageToolCallFunction,
+    MessageRole,
+)
 
 from loopfuse import Guard, LoopAbortedError
 from loopfuse.adapters.smolagents import guard_agent
 
-Turn = list[tuple[str, dict[str, Any]]] | str
+Turn = Sequence[tuple[str, dict[str, Any]]] | str
 _ids = itertools.count(1)
 
 
-class ScriptedModel(Model):
+class ScriptedModel(Model):  # type: ignore[misc]  # Model is Any: smolagents is untyped
     """Answers with ``plan``'s turns in order (tool calls, or code text), then the last forever."""
 
-    def __init__(self, plan: list[Turn]) -> None:
+    def __init__(self, plan: Sequence[Turn]) -> None:
         super().__init__(model_id="scripted")
         self.plan = plan
         self.calls = 0
@@ -43,7 +50,7 @@ def _call(name: str, args: dict[str, Any]) -> ChatMessageToolCall:
     return ChatMessageToolCall(id=f"call_{next(_ids):04d}", type="function", function=function)
 
 
-class ProbeTool(Tool):
+class ProbeTool(Tool):  # type: ignore[misc]  # Tool is Any: smolagents is untyped
     name = "probe"
     description = "Look something up."
     inputs = {"q": {"type": "string", "description": "what to look up"}}  # noqa: RUF012
@@ -129,7 +136,7 @@ def test_parallel_identical_calls_in_one_turn_are_counted_exactly() -> None:
 @pytest.mark.parametrize(("share", "helper_runs"), [(False, 2), (True, 0)])
 def test_managed_agents_get_their_own_state_unless_shared(share: bool, helper_runs: int) -> None:
     main_probe, helper_probe = ProbeTool(), ProbeTool()
-    helper_plan: list[Turn] = [[("probe", {"q": "same"})]] * 2 + [[("final_answer", {"answer": "found"})]]
+    helper_plan: Sequence[Turn] = [[("probe", {"q": "same"})]] * 2 + [[("final_answer", {"answer": "found"})]]
     helper = ToolCallingAgent(
         tools=[helper_probe],
         model=ScriptedModel(helper_plan),
@@ -138,7 +145,7 @@ def test_managed_agents_get_their_own_state_unless_shared(share: bool, helper_ru
         max_steps=5,
         verbosity_level=0,
     )
-    main_plan: list[Turn] = [[("probe", {"q": "same"})]] * 2 + [
+    main_plan: Sequence[Turn] = [[("probe", {"q": "same"})]] * 2 + [
         [("helper", {"task": "look"})],
         [("final_answer", {"answer": "done"})],
     ]

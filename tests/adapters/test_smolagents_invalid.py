@@ -4,13 +4,14 @@ max_steps ends a loop before the guard does."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 pytest.importorskip("smolagents")
 
-from smolagents import CodeAgent, ToolCallingAgent
+from smolagents import CodeAgent, ToolCallingAgent  # type: ignore[import-untyped]
 
 from loopfuse import Guard, LoopAbortedError
 from loopfuse.adapters.smolagents import guard_agent
@@ -26,7 +27,7 @@ def errors(agent: Any) -> list[str]:
 
 
 def calling_agent(
-    plan: list[Turn], guard: Guard, max_steps: int = 40
+    plan: Sequence[Turn], guard: Guard, max_steps: int = 40
 ) -> tuple[Any, ProbeTool, ScriptedModel]:
     probe, model = ProbeTool(), ScriptedModel(plan)
     agent = ToolCallingAgent(tools=[probe], model=model, max_steps=max_steps, verbosity_level=0)

@@ -4,13 +4,14 @@ state of a finished run goes away (a continuation run keeps it)."""
 from __future__ import annotations
 
 import gc
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 pytest.importorskip("smolagents")
 
-from smolagents import CodeAgent, ToolCallingAgent
+from smolagents import CodeAgent, ToolCallingAgent  # type: ignore[import-untyped]
 
 from loopfuse import Guard, LoopAbortedError
 from loopfuse.adapters.smolagents import guard_agent
@@ -21,21 +22,21 @@ SECRET = "secret-task-7"
 FINAL: Turn = [("final_answer", {"answer": "done"})]
 
 
-def helper(plan: list[Turn], *tools: Any) -> ToolCallingAgent:
+def helper(plan: Sequence[Turn], *tools: Any) -> ToolCallingAgent:
     model = ScriptedModel(plan)
     return ToolCallingAgent(
         tools=list(tools), model=model, name="helper", description="helps", max_steps=5, verbosity_level=0
     )
 
 
-def manager(plan: list[Turn], managed: ToolCallingAgent, *tools: Any) -> ToolCallingAgent:
+def manager(plan: Sequence[Turn], managed: ToolCallingAgent, *tools: Any) -> ToolCallingAgent:
     model = ScriptedModel(plan)
     return ToolCallingAgent(
         tools=list(tools), model=model, managed_agents=[managed], max_steps=50, verbosity_level=0
     )
 
 
-def probe_agent(plan: list[Turn], probe: ProbeTool) -> ToolCallingAgent:
+def probe_agent(plan: Sequence[Turn], probe: ProbeTool) -> ToolCallingAgent:
     return ToolCallingAgent(tools=[probe], model=ScriptedModel(plan), max_steps=10, verbosity_level=0)
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.messages import ToolMessage
+from langchain.agents.middleware.types import InputAgentState
+from langchain_core.messages import HumanMessage, ToolMessage
 from langgraph.prebuilt import ToolNode
 
 from loopfuse import Guard
@@ -32,7 +33,7 @@ async def test_create_agent_the_third_identical_call_runs_and_its_result_carries
     counter = Counter()
     model = ScriptedChatModel(script=scripted([calls(("search", {"q": "x"})) for _ in range(3)]))
     agent = create_agent(model, [counter.tool()], middleware=[LoopfuseMiddleware(Guard.from_config(WARN))])
-    state = {"messages": [("user", "go")]}
+    state: InputAgentState = {"messages": [HumanMessage("go")]}
     result = agent.invoke(state, CONFIG) if mode == "sync" else await agent.ainvoke(state, CONFIG)
     assert counter.runs == 3
     assert_warned_on_the_third_call(model.seen)
@@ -46,10 +47,10 @@ async def test_tool_node_wrapper_delivers_the_warning(mode: str) -> None:
     middleware = LoopfuseMiddleware(guard)
     if mode == "sync":
         node = ToolNode([counter.tool()], wrap_tool_call=middleware.wrap_tool_call)
-        tool_node_graph(model, node).invoke({"messages": [("user", "go")]}, CONFIG)
+        tool_node_graph(model, node).invoke({"messages": [HumanMessage("go")]}, CONFIG)
     else:
         node = ToolNode([counter.tool()], awrap_tool_call=middleware.awrap_tool_call)
-        await tool_node_graph(model, node).ainvoke({"messages": [("user", "go")]}, CONFIG)
+        await tool_node_graph(model, node).ainvoke({"messages": [HumanMessage("go")]}, CONFIG)
     assert counter.runs == 3
     assert_warned_on_the_third_call(model.seen)
     assert guard.stats()["warnings"] == {"duplicate": 1}
@@ -62,7 +63,7 @@ async def run_turns(per_turn: int, mode: str) -> tuple[int, list[str]]:
     guard = Guard.from_config({"circuit_breaker": {"duplicate_limit": 3}})
     model = ScriptedChatModel(script=lambda n, messages: calls(*[("search", {"q": "x"})] * per_turn))
     agent = create_agent(model, [counter.tool()], middleware=[LoopfuseMiddleware(guard)])
-    state = {"messages": [("user", "go")]}
+    state: InputAgentState = {"messages": [HumanMessage("go")]}
     result = agent.invoke(state, CONFIG) if mode == "sync" else await agent.ainvoke(state, CONFIG)
     return counter.runs, [m.status for m in result["messages"] if isinstance(m, ToolMessage)]
 

@@ -18,7 +18,7 @@ async def test_the_third_identical_call_runs_and_its_return_carries_the_warning(
     assert result.output == "done" and counter.runs == 3
     contents = [r.content for r in model.results]
     assert contents[:2] == ["3 results"] * 2
-    assert contents[2].startswith("3 results\n\n" + NOTICE)
+    assert isinstance(contents[2], str) and contents[2].startswith("3 results\n\n" + NOTICE)
     assert [r.outcome for r in model.results] == ["success"] * 3
 
 

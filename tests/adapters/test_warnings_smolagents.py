@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("smolagents")
 
-from smolagents import ToolCallingAgent
+from smolagents import ToolCallingAgent  # type: ignore[import-untyped]
 
 from loopfuse import Guard
 from loopfuse.adapters.smolagents import guard_agent

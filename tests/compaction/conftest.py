@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import pytest
 
 pytest.importorskip("langchain.agents")
 
-from .scripted import CountingSummarizer, ScriptedAgentModel, build_agent, file_reader
+from langchain.agents.middleware import SummarizationMiddleware
+
+from .scripted import Agent, CountingSummarizer, ScriptedAgentModel, build_agent, file_reader
 
 TRIGGER = ("tokens", 2000)
 OVERSIZED_CHARS = 12_000  # ~3,000 tokens: one output alone is over the 2,000-token trigger
@@ -21,13 +23,26 @@ MODERATE_CHARS = 1_200  # ~300 tokens: several turns fit between compactions
 class Scenario:
     """One scripted run: the agent, its models, and the tool's call log."""
 
-    agent: Any
+    agent: Agent
     model: ScriptedAgentModel
     summarizer: CountingSummarizer
     ran: list[str]
 
 
-def scenario(middleware_cls: type, output_chars: int, tool_turns: int, **kwargs: Any) -> tuple[Scenario, Any]:
+M = TypeVar("M", bound=SummarizationMiddleware)
+
+
+class MakeScenario(Protocol):
+    """The ``make_scenario`` fixture: a run built around a new ``middleware_cls``, and that middleware."""
+
+    def __call__(
+        self, middleware_cls: type[M], output_chars: int, tool_turns: int, **kwargs: Any
+    ) -> tuple[Scenario, M]: ...
+
+
+def scenario(
+    middleware_cls: type[M], output_chars: int, tool_turns: int, **kwargs: Any
+) -> tuple[Scenario, M]:
     summarizer = CountingSummarizer()
     kwargs.setdefault("trigger", TRIGGER)
     kwargs.setdefault("keep", ("messages", 4))
@@ -40,5 +55,5 @@ def scenario(middleware_cls: type, output_chars: int, tool_turns: int, **kwargs:
 
 
 @pytest.fixture
-def make_scenario() -> Any:
+def make_scenario() -> MakeScenario:
     return scenario

@@ -10,16 +10,20 @@ from typing import Any
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import SummarizationMiddleware
+from langchain.agents.middleware.types import AgentState, InputAgentState, OutputAgentState
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.tools import tool
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph.state import CompiledStateGraph
 from pydantic import Field
 
 FINAL_ANSWER = "All files read."
 SECRET_ARGUMENT = "SECRET-PATTERN-42"  # an argument value no report may show
+Agent = CompiledStateGraph[AgentState[Any], None, InputAgentState, OutputAgentState[Any]]
 
 
 class ScriptedAgentModel(BaseChatModel):
@@ -35,7 +39,9 @@ class ScriptedAgentModel(BaseChatModel):
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedAgentModel:
         return self
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any):
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
         self.prompts.append(list(messages))
         step = len(self.prompts)
         if step > self.tool_turns:
@@ -58,7 +64,9 @@ class CountingSummarizer(BaseChatModel):
     def _llm_type(self) -> str:
         return "counting-summarizer"
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any):
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
         self.calls += 1
         self.tokens_sent += count_tokens_approximately(messages)
         return _result(AIMessage(content=f"Summary {self.calls}: files were read."))
@@ -68,7 +76,7 @@ def _result(message: AIMessage) -> ChatResult:
     return ChatResult(generations=[ChatGeneration(message=message)])
 
 
-def file_reader(output_chars: int) -> tuple[Any, list[str]]:
+def file_reader(output_chars: int) -> tuple[BaseTool, list[str]]:
     """A ``read_file`` tool returning ``output_chars`` characters on every call, and its call log."""
     ran: list[str] = []
 
@@ -83,20 +91,20 @@ def file_reader(output_chars: int) -> tuple[Any, list[str]]:
 
 def build_agent(
     model: ScriptedAgentModel,
-    reader: Any,
+    reader: BaseTool,
     summarization: SummarizationMiddleware,
     system_prompt: str | None = None,
-) -> Any:
+) -> Agent:
     return create_agent(
         model, [reader], system_prompt=system_prompt, middleware=[summarization], checkpointer=InMemorySaver()
     )
 
 
-def run(agent: Any, thread_id: str = "t1") -> dict[str, Any]:
-    config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 500}
-    return agent.invoke({"messages": [("user", "Read the logs.")]}, config)
+def run(agent: Agent, thread_id: str = "t1") -> dict[str, Any]:
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}, "recursion_limit": 500}
+    return agent.invoke({"messages": [HumanMessage("Read the logs.")]}, config)
 
 
-async def arun(agent: Any, thread_id: str = "t1") -> dict[str, Any]:
-    config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 500}
-    return await agent.ainvoke({"messages": [("user", "Read the logs.")]}, config)
+async def arun(agent: Agent, thread_id: str = "t1") -> dict[str, Any]:
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}, "recursion_limit": 500}
+    return await agent.ainvoke({"messages": [HumanMessage("Read the logs.")]}, config)

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import pytest
 from langchain.agents.middleware import SummarizationMiddleware
+from langchain_core.messages import BaseMessage
 
 from loopfuse.adapters.langchain import GuardedSummarizationMiddleware
 from loopfuse.errors import ConfigError
 
-from .conftest import MODERATE_CHARS, OVERSIZED_CHARS, REFILLING_CHARS
+from .conftest import MODERATE_CHARS, OVERSIZED_CHARS, REFILLING_CHARS, MakeScenario
 from .scripted import (
     FINAL_ANSWER,
     SECRET_ARGUMENT,
@@ -26,17 +28,19 @@ TURNS = 12
 NOTICE = "[loopfuse] Automatic compaction stopped"
 
 
-def notices(prompt: list) -> int:
+def notices(prompt: list[BaseMessage]) -> int:
     return sum(str(m.content).count(NOTICE) for m in prompt if m.type == "system")
 
 
-def test_plain_middleware_summarizes_on_every_step_with_an_oversized_output(make_scenario) -> None:
+def test_plain_middleware_summarizes_on_every_step_with_an_oversized_output(
+    make_scenario: MakeScenario,
+) -> None:
     run_, _ = make_scenario(SummarizationMiddleware, OVERSIZED_CHARS, TURNS)
     run(run_.agent)
     assert run_.summarizer.calls >= TURNS - 2  # the loop this package stops
 
 
-def test_breaker_stops_the_loop_after_the_allowed_rapid_refills(make_scenario) -> None:
+def test_breaker_stops_the_loop_after_the_allowed_rapid_refills(make_scenario: MakeScenario) -> None:
     run_, guard = make_scenario(GuardedSummarizationMiddleware, OVERSIZED_CHARS, TURNS, predict_futile=False)
     result = run(run_.agent)
     assert run_.summarizer.calls <= guard.max_consecutive_rapid_refills + 1
@@ -45,7 +49,9 @@ def test_breaker_stops_the_loop_after_the_allowed_rapid_refills(make_scenario) -
     assert guard.status("t1").tripped
 
 
-def test_predict_futile_refuses_the_first_attempt_so_no_summary_is_paid_for(make_scenario) -> None:
+def test_predict_futile_refuses_the_first_attempt_so_no_summary_is_paid_for(
+    make_scenario: MakeScenario,
+) -> None:
     run_, guard = make_scenario(GuardedSummarizationMiddleware, OVERSIZED_CHARS, TURNS)
     result = run(run_.agent)
     assert run_.summarizer.calls == 0
@@ -53,7 +59,7 @@ def test_predict_futile_refuses_the_first_attempt_so_no_summary_is_paid_for(make
     assert "over the trigger by itself" in (guard.status("t1").compaction.latch_reason or "")
 
 
-def test_the_notice_reaches_the_model_once_per_call_while_tripped(make_scenario) -> None:
+def test_the_notice_reaches_the_model_once_per_call_while_tripped(make_scenario: MakeScenario) -> None:
     run_, _ = make_scenario(GuardedSummarizationMiddleware, OVERSIZED_CHARS, TURNS)
     run(run_.agent)
     counts = [notices(prompt) for prompt in run_.model.prompts]
@@ -63,7 +69,7 @@ def test_the_notice_reaches_the_model_once_per_call_while_tripped(make_scenario)
     assert "Do not re-read the oversized output" in last_system.content
 
 
-def test_without_announce_in_prompt_the_model_sees_no_notice(make_scenario) -> None:
+def test_without_announce_in_prompt_the_model_sees_no_notice(make_scenario: MakeScenario) -> None:
     run_, guard = make_scenario(
         GuardedSummarizationMiddleware, OVERSIZED_CHARS, TURNS, announce_in_prompt=False
     )
@@ -72,7 +78,9 @@ def test_without_announce_in_prompt_the_model_sees_no_notice(make_scenario) -> N
     assert all(notices(prompt) == 0 for prompt in run_.model.prompts)
 
 
-def test_rapid_refills_under_the_trigger_trip_and_the_kept_tail_is_not_recounted(make_scenario) -> None:
+def test_rapid_refills_under_the_trigger_trip_and_the_kept_tail_is_not_recounted(
+    make_scenario: MakeScenario,
+) -> None:
     # Each compaction keeps the last tool turn; one more turn refills the context. Counting the
     # kept turn again would make every gap look like 2 tool turns, a healthy gap, and never trip.
     run_, guard = make_scenario(GuardedSummarizationMiddleware, REFILLING_CHARS, TURNS, keep=("messages", 2))
@@ -83,7 +91,9 @@ def test_rapid_refills_under_the_trigger_trip_and_the_kept_tail_is_not_recounted
     assert run_.summarizer.calls <= guard.max_consecutive_rapid_refills + 1
 
 
-def test_a_long_healthy_run_summarizes_like_the_plain_middleware_and_never_trips(make_scenario) -> None:
+def test_a_long_healthy_run_summarizes_like_the_plain_middleware_and_never_trips(
+    make_scenario: MakeScenario,
+) -> None:
     plain, _ = make_scenario(SummarizationMiddleware, MODERATE_CHARS, 40)
     guarded, guard = make_scenario(GuardedSummarizationMiddleware, MODERATE_CHARS, 40)
     run(plain.agent)
@@ -95,7 +105,9 @@ def test_a_long_healthy_run_summarizes_like_the_plain_middleware_and_never_trips
     assert all(notices(prompt) == 0 for prompt in guarded.model.prompts)
 
 
-def test_one_warning_names_the_culprit_and_never_other_argument_values(make_scenario, caplog) -> None:
+def test_one_warning_names_the_culprit_and_never_other_argument_values(
+    make_scenario: MakeScenario, caplog: pytest.LogCaptureFixture
+) -> None:
     run_, guard = make_scenario(GuardedSummarizationMiddleware, OVERSIZED_CHARS, TURNS)
     with caplog.at_level(logging.WARNING, logger="loopfuse.compaction"):
         run(run_.agent)
@@ -103,11 +115,13 @@ def test_one_warning_names_the_culprit_and_never_other_argument_values(make_scen
     assert len(warnings) == 1
     assert "read_file output (path: logs/part1.log)" in warnings[0] and "trigger" in warnings[0]
     notice_text = " ".join(str(m.content) for p in run_.model.prompts for m in p if m.type == "system")
-    for shown in (warnings[0], notice_text, guard.status("t1").report.describe()):
+    report = guard.status("t1").report
+    assert report is not None
+    for shown in (warnings[0], notice_text, report.describe()):
         assert SECRET_ARGUMENT not in shown
 
 
-def test_fixed_prompt_near_the_trigger_is_reported(make_scenario) -> None:
+def test_fixed_prompt_near_the_trigger_is_reported(make_scenario: MakeScenario) -> None:
     big_prompt = "Follow the house rules. " * 300  # ~1,800 tokens against a 2,000-token trigger
     run_, guard = make_scenario(GuardedSummarizationMiddleware, OVERSIZED_CHARS, 4, system_prompt=big_prompt)
     run(run_.agent)
@@ -116,7 +130,7 @@ def test_fixed_prompt_near_the_trigger_is_reported(make_scenario) -> None:
     assert "fixed part of the prompt" in report.describe()
 
 
-def test_state_is_per_thread_and_reset_rearms_one_thread(make_scenario) -> None:
+def test_state_is_per_thread_and_reset_rearms_one_thread(make_scenario: MakeScenario) -> None:
     looping, guard = make_scenario(GuardedSummarizationMiddleware, OVERSIZED_CHARS, TURNS)
     run(looping.agent, thread_id="a")
     model, (reader, _) = ScriptedAgentModel(tool_turns=30), file_reader(MODERATE_CHARS)
@@ -131,7 +145,7 @@ def test_state_is_per_thread_and_reset_rearms_one_thread(make_scenario) -> None:
     assert not status.tripped and status.report is None and status.compaction.tool_turns == clock
 
 
-async def test_async_run_behaves_the_same(make_scenario) -> None:
+async def test_async_run_behaves_the_same(make_scenario: MakeScenario) -> None:
     run_, guard = make_scenario(GuardedSummarizationMiddleware, OVERSIZED_CHARS, TURNS)
     result = await arun(run_.agent)
     assert run_.summarizer.calls == 0 and result["messages"][-1].content == FINAL_ANSWER
@@ -147,6 +161,6 @@ async def test_async_run_behaves_the_same(make_scenario) -> None:
         ({"predict_futile": None}, "predict_futile"),
     ],
 )
-def test_invalid_breaker_values_are_refused_at_construction(kwargs, key) -> None:
+def test_invalid_breaker_values_are_refused_at_construction(kwargs: dict[str, Any], key: str) -> None:
     with pytest.raises(ConfigError, match=key):
         GuardedSummarizationMiddleware(CountingSummarizer(), trigger=("tokens", 2000), **kwargs)

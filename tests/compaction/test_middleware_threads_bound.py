@@ -9,9 +9,9 @@ from loopfuse import ConfigError
 from loopfuse.adapters.langchain import GuardedSummarizationMiddleware
 
 
-def middleware(**kwargs: object) -> GuardedSummarizationMiddleware:
+def middleware(max_threads: int) -> GuardedSummarizationMiddleware:
     model = GenericFakeChatModel(messages=iter([]))
-    return GuardedSummarizationMiddleware(model, trigger=("tokens", 1000), **kwargs)
+    return GuardedSummarizationMiddleware(model, trigger=("tokens", 1000), max_threads=max_threads)
 
 
 def test_threads_past_the_bound_are_forgotten_least_recent_first() -> None:

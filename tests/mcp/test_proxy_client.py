@@ -15,12 +15,12 @@ from .conftest import BACKEND, TIMEOUT, child_env
 pytestmark = pytest.mark.parametrize("mode", ["auto", "legacy"])
 
 
-def _client(argv: list[str], mode: str, **kwargs: object) -> Client:
+def _client(argv: list[str], mode: str, **kwargs: object) -> Client[StdioTransport]:
     transport = StdioTransport(sys.executable, argv, env=child_env(), keep_alive=False)
     return Client(transport, mode=mode, timeout=TIMEOUT, init_timeout=TIMEOUT, **kwargs)
 
 
-def _direct(side_file: Path, mode: str) -> Client:
+def _direct(side_file: Path, mode: str) -> Client[StdioTransport]:
     env = child_env(SIDE_EFFECT_FILE=str(side_file))
     transport = StdioTransport(sys.executable, [BACKEND], env=env, keep_alive=False)
     return Client(transport, mode=mode, timeout=TIMEOUT, init_timeout=TIMEOUT)

@@ -8,14 +8,17 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from fastmcp import Client
-from fastmcp.client.transports import StdioTransport
+from fastmcp.client.transports import ClientTransport, StdioTransport
 
 from .conftest import BACKEND, TIMEOUT, child_env
 
 pytestmark = pytest.mark.slow  # each test starts HTTP proxies and backends
+
+Transport = TypeVar("Transport", bound=ClientTransport)
 
 
 def _free_port() -> int:
@@ -58,7 +61,7 @@ def http_backend(side_file: Path) -> Iterator[str]:
     yield from (f"http://127.0.0.1:{port}/mcp" for _ in _serve(argv, port, SIDE_EFFECT_FILE=str(side_file)))
 
 
-async def _three_identical_calls(client: Client) -> list[bool]:
+async def _three_identical_calls(client: Client[Transport]) -> list[bool]:
     async with client:
         return [
             (await client.call_tool("append", {"text": "a"}, raise_on_error=False)).is_error for _ in range(3)

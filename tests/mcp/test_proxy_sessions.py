@@ -11,8 +11,8 @@ from pathlib import Path
 import mcp_types
 import pytest
 from fastmcp import Client
+from fastmcp.client.client import CallToolResult
 from fastmcp.client.transports import StdioTransport
-from mcp_types import CallToolResult
 
 from .conftest import BACKEND, TIMEOUT, child_env
 
@@ -29,16 +29,16 @@ def _argv(tmp_path: Path, config: str, *options: str, **env: str) -> list[str]:
     return [*argv, "--", sys.executable, BACKEND]
 
 
-def _client(argv: list[str], mode: str = "auto", *, keep_alive: bool = False) -> Client:
+def _client(argv: list[str], mode: str = "auto", *, keep_alive: bool = False) -> Client[StdioTransport]:
     transport = StdioTransport(sys.executable, argv, env=child_env(), keep_alive=keep_alive)
     return Client(transport, mode=mode, timeout=TIMEOUT, init_timeout=TIMEOUT)
 
 
-async def _distinct_echoes(client: Client, calls: int) -> list[CallToolResult]:
+async def _distinct_echoes(client: Client[StdioTransport], calls: int) -> list[CallToolResult]:
     return [await client.call_tool("echo", {"text": f"n{i}"}, raise_on_error=False) for i in range(calls)]
 
 
-async def _initialize_again(client: Client) -> None:
+async def _initialize_again(client: Client[StdioTransport]) -> None:
     """The handshake once more on the same connection, as a client that starts over sends it."""
     info = mcp_types.Implementation(name="restarting-client", version="0")
     params = mcp_types.InitializeRequestParams(
@@ -49,7 +49,9 @@ async def _initialize_again(client: Client) -> None:
 
 
 def _text(result: CallToolResult) -> str:
-    return str(result.content[0].text)
+    block = result.content[0]
+    assert isinstance(block, mcp_types.TextContent)
+    return block.text
 
 
 async def test_a_long_session_has_no_call_cap_by_default(tmp_path: Path) -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from fastmcp import Client
-from fastmcp.client.transports import StdioTransport
+from fastmcp.client.transports import ClientTransport, StdioTransport
 
 from loopfuse import Guard
 
@@ -18,13 +19,14 @@ from .test_proxy_http import http_backend  # noqa: F401  (a fixture)
 
 WARN = "[circuit_breaker]\nwarn_at = 2\n"
 NOTICE = "[loopfuse warning: this {} call ran"
+Transport = TypeVar("Transport", bound=ClientTransport)
 
 
 def texts(result: object) -> list[str]:
     return [block.text for block in result.content]  # type: ignore[attr-defined]
 
 
-async def three_calls(client: Client, tool: str, args: dict[str, str]) -> list[list[str]]:
+async def three_calls(client: Client[Transport], tool: str, args: dict[str, str]) -> list[list[str]]:
     async with client:
         return [texts(await client.call_tool(tool, args, raise_on_error=False)) for _ in range(3)]
 
@@ -39,7 +41,7 @@ async def test_middleware_adds_the_warning_as_a_last_text_block(mode: str) -> No
     assert seen[2][0] == "results for q" and seen[2][1].startswith(NOTICE.format("search"))
 
 
-def proxy(tmp_path: Path, side_file: Path, *backend: str) -> Client:
+def proxy(tmp_path: Path, side_file: Path, *backend: str) -> Client[StdioTransport]:
     config = tmp_path / "loopfuse.toml"
     config.write_text(WARN)
     argv = ["-m", "loopfuse.cli", "proxy", "--config", str(config), *backend]
