@@ -10,7 +10,9 @@ sent as bytes; the scripts only compare.
 
 from __future__ import annotations
 
+import re
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from ..breakers import Breaker, NearDuplicateBreaker, SameErrorBreaker, WindowBreaker
@@ -21,9 +23,19 @@ from ..state import ToolResult
 from ..volatile import pair_key
 from .base import StoreSpec
 
-__all__ = ["INVALID_SCRIPT", "SUPPORTED_KINDS", "ScriptSet", "supported_breakers"]
+__all__ = [
+    "INVALID_SCRIPT",
+    "SUPPORTED_KINDS",
+    "ScriptSet",
+    "fragment_fields",
+    "fragment_source",
+    "supported_breakers",
+]
 
-SUPPORTED_KINDS = tuple(kind for kind, cls in REGISTRY.items() if cls.lua in ("core", "fragment"))
+SUPPORTED_KINDS = tuple(kind for kind, cls in REGISTRY.items() if cls.lua == "fragment")
+_DRIVER_FIELDS = ("calls", "denials", "puts", "aw", "pend")  # decide.lua's and observe.lua's own
+_FIELDS_LINE = re.compile(r"^-- fields:(.*)$", re.MULTILINE)
+_FIELD_NAME = re.compile(r"[A-Za-z0-9_:]+")
 _UNSENT = b""  # a near-duplicate key not computed (the guard has seen no result yet)
 
 
@@ -51,7 +63,7 @@ def supported_breakers(spec: StoreSpec) -> tuple[Breaker, ...]:
 def _registered(breaker: Breaker) -> bool:
     """Whether ``breaker`` is the registry's own breaker of its kind, which the scripts implement."""
     cls = REGISTRY.get(breaker.kind)
-    return cls is not None and cls.lua in ("core", "fragment") and type(breaker) is cls
+    return cls is not None and cls.lua == "fragment" and type(breaker) is cls
 
 
 class ScriptSet:
@@ -61,10 +73,9 @@ class ScriptSet:
         self, breakers: tuple[Breaker, ...], window: int, ttl_ms: int, warners: tuple[Breaker, ...] = ()
     ) -> None:
         settings = ", ".join(filter(None, (_settings(breakers), _settings(warners))))
+        fragments = [fragment_source(type(b)) for b in dict((b.kind, b) for b in breakers).values()]
         header = f"local size, ttl, breakers = {window}, {ttl_ms}, {{{settings}}}\n"
-        kinds = dict.fromkeys(b.kind for b in breakers if REGISTRY[b.kind].lua == "fragment")
-        fragments = "".join(_source(f"breakers/{kind}") for kind in kinds)
-        applied = header + _COMMON + fragments + _OBSERVE + _PENDING
+        applied = header + _load_state(fragments) + _COMMON + "".join(fragments) + _OBSERVE + _PENDING
         self.decide, self.flush = applied + _DECIDE, applied + _FLUSH
         windows = [b for b in breakers if isinstance(b, WindowBreaker)]
         self._window = windows[0] if windows else None
@@ -131,6 +142,32 @@ class ScriptSet:
         if own is not None:
             return own, own
         return window.limit, window.result_limit or window.limit
+
+
+def fragment_source(cls: type[Any]) -> str:
+    """The Lua fragment of a breaker class: ``lua/breakers/<kind>.lua``, or the file its
+    ``lua_file`` names (a breaker outside the package)."""
+    own = getattr(cls, "lua_file", None)
+    if own is not None:
+        return Path(own).read_text(encoding="utf-8")
+    return _source(f"breakers/{cls.kind}")
+
+
+def fragment_fields(source: str) -> tuple[str, ...]:
+    """The state hash fields a fragment reads from ``F``, as its ``-- fields:`` lines name them."""
+    return tuple(name for line in _FIELDS_LINE.findall(source) for name in line.split())
+
+
+def _load_state(fragments: list[str]) -> str:
+    """``load_state()``: one ``HMGET`` of the driver's fields and those the fragments read,
+    returned as a table by name (a table constructor: sized once, no rehash)."""
+    names = dict.fromkeys((*_DRIVER_FIELDS, *(n for f in fragments for n in fragment_fields(f))))
+    for name in names:
+        if not _FIELD_NAME.fullmatch(name):
+            raise ValueError(f"a Lua fragment declares the field {name!r}: use letters, digits, _ and :")
+    fields = ", ".join(f"'{n}'" for n in names)
+    table = ", ".join(f"['{n}'] = f[{i}]" for i, n in enumerate(names, 1))
+    return f"local function load_state()\n  local f = redis.call('HMGET', KEYS[1], {fields})\n  return {{{table}}}\nend\n"
 
 
 def _tool_id(tool: str) -> bytes:

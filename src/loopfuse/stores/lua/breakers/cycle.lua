@@ -1,0 +1,99 @@
+-- loopfuse: the cycle breaker (breakers/cycle.py), run by decide.lua and observe.lua.
+--
+-- Settings: {'cycle', max_period, min_repeats, result_aware, only_with_results}. Its state, in the
+-- agent's hash (KEYS[1]):
+--   ch  the last max_period + 1 calls' keys        cr  their results (NONE while unknown; ''
+--       while all are)                             cm  its match counts (cycle_matches)
+-- fields: ch cr cm
+
+local cycle_m = nil  -- the match counts, as the check read them
+
+-- The match counts m[2..k], stored as "m2,m3,...,mk", or '' when all are 0.
+local function cycle_matches(text, k)
+  local m, p = {}, 2
+  if text then
+    for v in string.gmatch(text, '%d+') do
+      m[p], p = tonumber(v), p + 1
+    end
+  end
+  for q = p, k do m[q] = 0 end
+  return m
+end
+
+local function joined_matches(m, k)
+  for p = 2, k do
+    if m[p] ~= 0 then return table.concat(m, ',', 2, k) end
+  end
+  return ''
+end
+
+-- Whether the last p calls are distinct and, when required, all have known results.
+local function cycle_judged(history, p, n, need_results)
+  local seen, outcomes = {}, F.cr or ''
+  for i = 1, p do
+    local at = (n - i) * 8
+    local entry = string.sub(history, at + 1, at + 8)
+    if seen[entry] then return false end
+    seen[entry] = true
+    if need_results then
+      local outcome = string.sub(outcomes, at + 1, at + 8)
+      if outcome == '' or outcome == NONE then return false end
+    end
+  end
+  return true
+end
+
+UNITS['cycle'] = {
+  -- For each period p, how many trailing calls repeat the call p before them.
+  check = function(b, c)
+    local history, repeats = F.ch or '', b[3]
+    local n = #history / 8
+    for p = 2, math.min(b[2], n) do
+      local at = (n - p) * 8
+      if string.sub(history, at + 1, at + 8) == c.key then
+        cycle_m = cycle_m or cycle_matches(F.cm, b[2])
+        local run = cycle_m[p] + 1
+        if run > p * (repeats - 1) and cycle_judged(history, p, n, b[5] == 1) then
+          return math.floor((run - 1 + p) / p), repeats
+        end
+      end
+    end
+  end,
+  -- The match counts, then the last b[2] + 1 calls, with their results unknown (NONE) until
+  -- reported. Tracked from the first result on when only_with_results.
+  record = function(b, c)
+    if b[5] == 1 and c.puts == 0 then return end
+    local history, outcomes, k = F.ch or '', F.cr or '', b[2]
+    local n = #history / 8
+    local matches = cycle_m or cycle_matches(F.cm, k)
+    for p = 2, k do
+      local at = (n - p) * 8
+      matches[p] = (n >= p and string.sub(history, at + 1, at + 8) == c.key) and matches[p] + 1 or 0
+    end
+    local keep, calls_now = (k + 1) * 8, history .. c.key
+    if #calls_now > keep then calls_now = string.sub(calls_now, -keep) end
+    put('ch', calls_now, F.ch)
+    if outcomes ~= '' then put('cr', string.sub(outcomes .. NONE, -#calls_now)) end
+    put('cm', joined_matches(matches, k), F.cm or '')
+  end,
+  -- The newest call's result; a result unlike the call's p before it breaks period p.
+  observe = function(b, r)
+    local history, outcomes, k = F.ch or '', F.cr or '', b[2]
+    if history == '' and r.puts == 0 and b[5] == 1 then  -- the agent's first result: its call,
+      history = r.key                                     -- the newest, starts the tracked calls
+      put('ch', history)
+    end
+    local n = #history / 8
+    if b[4] ~= 1 or n == 0 or string.sub(history, -8) ~= r.key then return end
+    if outcomes == '' then outcomes = string.rep(NONE, n) end  -- no result known yet
+    outcomes = string.sub(outcomes, 1, -9) .. r.result
+    put('cr', outcomes)
+    local matches = cycle_matches(F.cm, k)
+    for p = 2, math.min(k, n - 1) do
+      local at = (n - 1 - p) * 8
+      local earlier = string.sub(outcomes, at + 1, at + 8)
+      if earlier ~= NONE and earlier ~= r.result then matches[p] = 0 end
+    end
+    put('cm', joined_matches(matches, k), F.cm or '')
+  end,
+}

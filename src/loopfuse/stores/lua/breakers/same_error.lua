@@ -1,0 +1,28 @@
+-- loopfuse: same_error (breakers/same_error.py), run by decide.lua and observe.lua.
+--
+-- Settings: {'same_error', limit, identical_limit}. Its state, in the agent's hash (KEYS[1]):
+--   et  the "tool" of the run of errors (decide.lua ARGV[3])   ek  its error digest
+--   es  how many in a row     ec  the call key of the latest     ecs  how many in a row of it
+-- fields: et ek es ec ecs
+
+UNITS['same_error'] = {
+  check = function(b, c)
+    if F.et ~= c.tool then return nil end
+    local streak, call_streak = tonumber(F.es) or 0, tonumber(F.ecs) or 0
+    if streak >= b[2] then return streak, b[2] end
+    if b[3] > 0 and F.ec == c.key and call_streak >= b[3] then return call_streak, b[3], 'identical' end
+  end,
+  observe = function(b, r)
+    if not r.failed then
+      put('et', '') put('ek', '') put('es', 0) put('ec', '') put('ecs', 0)
+      return
+    end
+    if r.tool == F.et and r.err == F.ek then
+      put('es', (tonumber(F.es) or 0) + 1)
+      put('ecs', r.key == F.ec and (tonumber(F.ecs) or 0) + 1 or 1)
+    else
+      put('et', r.tool) put('ek', r.err) put('es', 1) put('ecs', 1)
+    end
+    put('ec', r.key)
+  end,
+}
