@@ -27,12 +27,13 @@ OFF = {"circuit_breaker": {"enabled": False}, "loop_brake": {"enabled": False}}
 
 def units_in(script: str) -> list[str]:
     """The kinds whose fragment a script holds, in order."""
-    return re.findall(r"^UNITS\['(\w+)'\] = \{", script, re.MULTILINE)
+    return re.findall(r"^UNITS\['(\w+)'\] = function\(op, b, \w\)$", script, re.MULTILINE)
 
 
 def state_fields(script: str) -> list[str]:
-    """The fields of the script's one HMGET of the agent's state hash."""
-    (fields,) = re.findall(r"redis\.call\('HMGET', KEYS\[1\], ([^)]*)\)", script)
+    """The fields the script reads of the agent's state hash: each HMGET of it (one per run, one
+    per result observed) names the same."""
+    (fields,) = set(re.findall(r"redis\.call\('HMGET', KEYS\[1\], ([^)]*)\)", script))
     return re.findall(r"'([^']+)'", fields)
 
 
@@ -66,7 +67,7 @@ def test_a_guards_scripts_hold_only_its_breakers_fragments() -> None:
             "ec",
             "ecs",
         ]
-        assert script.count("'HMGET'") == 1
+        assert "HGET', KEYS[1]" not in script
 
 
 def test_every_field_a_fragment_reads_from_the_shared_table_is_declared() -> None:
@@ -94,16 +95,12 @@ class CountState:
 TOY_LUA = """
 -- A test breaker: deny a call of `rm` once `limit` calls ran since the last successful result.
 -- fields: toy:n
-UNITS['toy'] = {
-  check = function(b, c)
-    local n = tonumber(F['toy:n']) or 0
-    if c.tool == '=rm' and n >= b[2] then return n, b[2] end
-  end,
-  record = function(b, c) put('toy:n', (tonumber(F['toy:n']) or 0) + 1) end,
-  observe = function(b, r)
-    if not r.failed then put('toy:n', 0) end
-  end,
-}
+UNITS['toy'] = function(op, b, x)
+  local n = tonumber(F['toy:n']) or 0
+  if op == 'check' and x.tool == '=rm' and n >= b[2] then return n, b[2] end
+  if op == 'record' then put('toy:n', n + 1) end
+  if op == 'observe' and not x.failed then put('toy:n', 0) end
+end
 """
 
 

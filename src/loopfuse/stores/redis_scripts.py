@@ -35,7 +35,9 @@ __all__ = [
 SUPPORTED_KINDS = tuple(kind for kind, cls in REGISTRY.items() if cls.lua == "fragment")
 _DRIVER_FIELDS = ("calls", "denials", "puts", "aw", "pend")  # decide.lua's and observe.lua's own
 _FIELDS_LINE = re.compile(r"^-- fields:(.*)$", re.MULTILINE)
+_TOUCH_LINE = re.compile(r"^-- touch$", re.MULTILINE)  # the fragment refreshes keys of its own
 _FIELD_NAME = re.compile(r"[A-Za-z0-9_:]+")
+_FIELD_REF = re.compile(r"\bF(?:\.([A-Za-z_]\w*)|\['([^']+)'\])")
 _UNSENT = b""  # a near-duplicate key not computed (the guard has seen no result yet)
 
 
@@ -72,11 +74,15 @@ class ScriptSet:
     def __init__(
         self, breakers: tuple[Breaker, ...], window: int, ttl_ms: int, warners: tuple[Breaker, ...] = ()
     ) -> None:
-        settings = ", ".join(filter(None, (_settings(breakers), _settings(warners))))
-        fragments = [fragment_source(type(b)) for b in dict((b.kind, b) for b in breakers).values()]
+        sources = {b.kind: fragment_source(type(b)) for b in breakers}
+        touching = {kind for kind, source in sources.items() if _TOUCH_LINE.search(source)}
+        settings = ", ".join(filter(None, (_settings(breakers, touching), _settings(warners, set()))))
         header = f"local size, ttl, breakers = {window}, {ttl_ms}, {{{settings}}}\n"
-        applied = header + _load_state(fragments) + _COMMON + "".join(fragments) + _OBSERVE + _PENDING
-        self.decide, self.flush = applied + _DECIDE, applied + _FLUSH
+        fragments = list(sources.values())
+        load_state, positions = _load_state(fragments)
+        applied = header + _COMMON + "".join(fragments) + _OBSERVE + _PENDING
+        self.decide = _resolve_fields(applied + _DECIDE, load_state, positions)
+        self.flush = _resolve_fields(applied + _FLUSH, load_state, positions)
         windows = [b for b in breakers if isinstance(b, WindowBreaker)]
         self._window = windows[0] if windows else None
         nears = [b for b in breakers if isinstance(b, NearDuplicateBreaker)]
@@ -158,16 +164,29 @@ def fragment_fields(source: str) -> tuple[str, ...]:
     return tuple(name for line in _FIELDS_LINE.findall(source) for name in line.split())
 
 
-def _load_state(fragments: list[str]) -> str:
-    """``load_state()``: one ``HMGET`` of the driver's fields and those the fragments read,
-    returned as a table by name (a table constructor: sized once, no rehash)."""
+def _load_state(fragments: list[str]) -> tuple[str, dict[str, int]]:
+    """What ``load_state()`` stands for: one ``HMGET`` of the driver's fields and those the
+    fragments read; and each field's position in its reply."""
     names = dict.fromkeys((*_DRIVER_FIELDS, *(n for f in fragments for n in fragment_fields(f))))
     for name in names:
         if not _FIELD_NAME.fullmatch(name):
             raise ValueError(f"a Lua fragment declares the field {name!r}: use letters, digits, _ and :")
     fields = ", ".join(f"'{n}'" for n in names)
-    table = ", ".join(f"['{n}'] = f[{i}]" for i, n in enumerate(names, 1))
-    return f"local function load_state()\n  local f = redis.call('HMGET', KEYS[1], {fields})\n  return {{{table}}}\nend\n"
+    return f"redis.call('HMGET', KEYS[1], {fields})", {name: i for i, name in enumerate(names, 1)}
+
+
+def _resolve_fields(script: str, load_state: str, positions: dict[str, int]) -> str:
+    """``script`` with ``load_state()`` written out and each ``F.name`` (or ``F['name']``) read
+    as ``F[<its position>]``: ``F`` is the ``HMGET`` reply itself, so a run builds no table
+    and calls no function for it. A field no one declares is a ``ValueError``."""
+
+    def position(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(2)
+        if name not in positions:
+            raise ValueError(f"a Lua fragment reads the field {name!r} that no '-- fields:' line declares")
+        return f"F[{positions[name]}]"
+
+    return _FIELD_REF.sub(position, script.replace("load_state()", load_state))
 
 
 def _tool_id(tool: str) -> bytes:
@@ -175,13 +194,19 @@ def _tool_id(tool: str) -> bytes:
     return b"=" + tool.encode("utf-8", "surrogatepass")
 
 
-def _settings(breakers: tuple[Breaker, ...]) -> str:
+def _settings(breakers: tuple[Breaker, ...], touching: set[str]) -> str:
     """Each breaker as ``{kind, setting...}``; a warner (a copy at ``warn_at``) ends with
-    ``warn = <warn_at>``: the scripts let it warn, never deny or record."""
+    ``warn = <warn_at>``: the scripts let it warn, never deny or record. ``touch = 1`` marks
+    the breakers of ``touching``, whose fragments refresh the expiry of keys of their own."""
     units: list[Any] = list(breakers)
     return ", ".join(
-        "{" + ", ".join([f"'{b.kind}'", *map(str, b.lua_settings()), *_warn(b)]) + "}" for b in units
+        "{" + ", ".join([f"'{b.kind}'", *map(str, b.lua_settings()), *_warn(b), *_touch(b, touching)]) + "}"
+        for b in units
     )
+
+
+def _touch(breaker: Any, touching: set[str]) -> list[str]:
+    return ["touch = 1"] if breaker.kind in touching else []
 
 
 def _warn(breaker: Any) -> list[str]:

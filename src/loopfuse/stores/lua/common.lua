@@ -1,5 +1,5 @@
 -- loopfuse: what decide.lua, observe.lua and the breakers' fragments share (the store prepends
--- this file to both scripts, after the settings line, which also defines load_state()).
+-- this file to both scripts, after the settings line).
 --
 -- Keys are 8-byte strings; NONE (8 zero bytes) stands for "none" or "unknown": a call without a
 -- near-duplicate key, a cycle entry whose result is not known yet.
@@ -8,30 +8,27 @@
 local RECORD, NONE = 20, string.rep('\0', 8)
 local RESEND = -1  -- a check's answer "send this call again with every key and argument"
 
--- The breakers' fragments (lua/breakers/<kind>.lua), by kind, each a table of functions of b (the
--- breaker's settings, {kind, setting...}, with b.warn set for a warner):
---   check(b, c) -> nil | count, limit[, rule] | RESEND     c: the call (decide.lua)
---   refused(b, c)   the call was denied by this breaker (optional)
---   record(b, c)    the call was allowed (optional; never for a warner)
---   observe(b, r)   the result r of an awaited call (observe.lua; optional; never for a warner)
---   touch(b)        refresh the expiry of keys of its own (optional)
--- F holds the agent's state hash fields this run read, by name: the driver's and those each
--- fragment declares in its "-- fields:" header line, read by one HMGET (load_state()).
--- put(field, value, old) writes a field at the end of the run when value differs from old.
-local UNITS, F, OUT = {}, {}, {}
+-- The breakers' fragments (lua/breakers/<kind>.lua), by kind: each one function unit(op, b, x),
+-- b being the breaker's settings ({kind, setting...}, with b.warn set for a warner); one function
+-- per fragment, not a table of them, as the script body (and each closure in it) runs on every call:
+--   unit('check', b, c) -> nil | count, limit[, rule] | RESEND     c: the call (decide.lua)
+--   unit('refused', b, c)   the call was denied by this breaker
+--   unit('record', b, c)    the call was allowed (never for a warner)
+--   unit('observe', b, r)   the result r of an awaited call (observe.lua; never for a warner)
+--   unit('touch', b)        refresh the expiry of keys of its own (only if its fragment has a
+--                           "-- touch" line: the store then sets b.touch)
+-- each op it has nothing to do for returns nothing.
+-- F holds the agent's state hash fields this run read (false when absent): the driver's and those
+-- each fragment declares in its "-- fields:" header line, read by one HMGET (the store writes it
+-- out where the drivers call load_state). Code names a field as F.<name> (or F[<quoted name>]): the store turns that into its position in the reply.
+-- put(field, value, old) writes a field at the end of the run (or of the result observed) when value
+-- differs from old.
+local UNITS, F, OUT = {}, nil, {}
 
 local function put(field, value, old)
   if value ~= old then
     OUT[#OUT + 1] = field
     OUT[#OUT + 1] = value
-  end
-end
-
--- Write what put() collected into the state hash.
-local function save()
-  if #OUT > 0 then
-    redis.call('HSET', KEYS[1], unpack(OUT))
-    OUT = {}
   end
 end
 
@@ -65,17 +62,6 @@ local function awaiting(pending, entry, index, bound)
   return pending
 end
 
--- Remember `entry`'s latest result (as `entry_pair`) in the hash `table_key` bounded by the ring
--- `ring_key`: the entry remembered `bound` results ago goes unless updated since. The new count.
-local function remember(table_key, ring_key, entry, entry_pair, count, bound)
-  count = count + 1
-  local at = ((count - 1) % bound) * 8
-  local oldest = redis.call('GETRANGE', ring_key, at, at + 7)
-  if #oldest == 8 then
-    local v = redis.call('HGET', table_key, oldest)
-    if v and tonumber(string.sub(v, 9)) == count - bound then redis.call('HDEL', table_key, oldest) end
-  end
-  redis.call('SETRANGE', ring_key, at, entry)
-  redis.call('HSET', table_key, entry, entry_pair .. count)
-  return count
-end
+-- remember(table_key, ring_key, entry, entry_pair, count, bound): observe.lua defines it when the
+-- round trip carries results (a check without results does not pay for its closure).
+local remember

@@ -2,9 +2,9 @@
 --
 -- The store prepends one line binding the guard's settings (so a check sends only its call):
 --   local size, ttl, breakers = <window length>, <idle expiry ms>, {{<kind>, <setting>...}, ...}
--- with the breakers in the guard's order (each kind's settings: its fragment's header), and
--- load_state(); then common.lua, the fragments of the guard's breakers (lua/breakers/<kind>.lua),
--- observe.lua and pending.lua: the results this process held back for the agent (ARGV after the
+-- with the breakers in the guard's order (each kind's settings: its fragment's header); then
+-- common.lua, the fragments of the guard's breakers (lua/breakers/<kind>.lua), observe.lua and
+-- pending.lua: the results this process held back for the agent (ARGV after the
 -- check's own, see pending.lua) are applied first, so the check sees them.
 --
 -- KEYS[1]  the agent's state hash: calls, denials, awaited results (aw, pend), the number of
@@ -47,28 +47,8 @@ local function touch()
     redis.call('PEXPIRE', KEYS[4], ttl)
   end
   for _, b in ipairs(breakers) do
-    local unit = not b.warn and UNITS[b[1]]
-    if unit and unit.touch then unit.touch(b) end
+    if b.touch then UNITS[b[1]]('touch', b) end
   end
-end
-
--- Denied by breaker b: its bookkeeping, and a result of this call reported from now on is the
--- denied one's (the wait ends).
-local function deny(b, kind, count, limit, rule)
-  local first = redis.call('HSETNX', state, 'first:' .. kind, 1)
-  local unit = UNITS[kind]
-  if unit.refused then unit.refused(b, c) end
-  put('denials', denials + 1)
-  if puts == 0 then
-    if F.aw == key then put('aw', '') end
-  else
-    local pending = F.pend or ''
-    local p = find_record(pending, key, RECORD)
-    if p then put('pend', string.sub(pending, 1, p - 1) .. string.sub(pending, p + RECORD)) end
-  end
-  save()
-  touch()
-  return {kind, count, limit, first, denials + 1, rule}
 end
 
 -- Evaluate the breakers in order; the first denial wins and records nothing else. A warner
@@ -77,12 +57,26 @@ end
 local warning = nil
 for _, b in ipairs(breakers) do
   local kind = b[1]
-  local count, limit, rule = UNITS[kind].check(b, c)
+  local count, limit, rule = UNITS[kind]('check', b, c)
   if count == RESEND then return 1 end
   if count and b.warn then
     warning = warning or {0, kind, count, limit, rule or ''}
   elseif count then
-    return deny(b, kind, count, limit, rule or '')
+    -- Denied: its bookkeeping, and a result of this call reported from now on is the denied
+    -- one's (the wait ends).
+    local first = redis.call('HSETNX', state, 'first:' .. kind, 1)
+    UNITS[kind]('refused', b, c)
+    put('denials', denials + 1)
+    if puts == 0 then
+      if F.aw == key then put('aw', '') end
+    else
+      local pending = F.pend or ''
+      local p = find_record(pending, key, RECORD)
+      if p then put('pend', string.sub(pending, 1, p - 1) .. string.sub(pending, p + RECORD)) end
+    end
+    redis.call('HSET', state, unpack(OUT))
+    touch()
+    return {kind, count, limit, first, denials + 1, rule or ''}
   end
 end
 
@@ -90,8 +84,7 @@ end
 put('calls', calls + 1)
 put('denials', 0, denials)
 for _, b in ipairs(breakers) do
-  local unit = not b.warn and UNITS[b[1]]
-  if unit and unit.record then unit.record(b, c) end
+  if not b.warn then UNITS[b[1]]('record', b, c) end
 end
 -- The call now awaits its result: until the agent's first result only the newest call
 -- (its window index is calls), then the last PENDING calls (key and window index).
@@ -100,6 +93,6 @@ if puts == 0 then
 else
   put('pend', awaiting(F.pend or '', key, calls, PENDING))
 end
-save()
+redis.call('HSET', state, unpack(OUT))
 touch()
 return warning or 0

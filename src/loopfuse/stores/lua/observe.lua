@@ -9,49 +9,67 @@
 --   34-41  the call's near-duplicate key (NONE when it has none)
 --   42-49  the pair key of the near-duplicate key and the result digest
 --   50     the length n of the call's full digest, which follows (51 to 50 + n), then the tool's name
--- Each fragment's observe(b, r) gets them as r.key, r.result, r.pair, r.failed, r.err, r.near,
+-- Each fragment's unit('observe', b, r) gets them as r.key, r.result, r.pair, r.failed, r.err, r.near,
 -- r.near_pair, r.digest, r.tool, with r.index (the call's window index), r.calls and r.puts.
 --
 -- A result counts only for an allowed call awaiting it, once (as AgentState.awaited_entry):
 -- until the agent's first result, the newest call (`aw`); then the last calls in `pend`.
 -- observe(arg) returns 1 when the result counted, else 0.
 
--- The window index of the awaiting call of `key`, taken off the awaited calls; nil if none.
-local function awaited_entry(key, calls)
-  local index
-  local pending, awaited = F.pend or '', F.aw
-  local p = find_record(pending, key, RECORD)
-  if p then
-    index = tonumber(string.sub(pending, p + 8, p + RECORD - 1))
-    put('pend', string.sub(pending, 1, p - 1) .. string.sub(pending, p + RECORD))
-  elseif awaited == key then
-    index = calls - 1  -- the newest allowed call
+local observe  -- defined only when the round trip carries results (ARGV[#ARGV] > 0, pending.lua)
+if tonumber(ARGV[#ARGV]) > 0 then
+  -- The window index of the awaiting call of `key`, taken off the awaited calls; nil if none.
+  local function awaited_entry(key, calls)
+    local index
+    local pending, awaited = F.pend or '', F.aw
+    local p = find_record(pending, key, RECORD)
+    if p then
+      index = tonumber(string.sub(pending, p + 8, p + RECORD - 1))
+      put('pend', string.sub(pending, 1, p - 1) .. string.sub(pending, p + RECORD))
+    elseif awaited == key then
+      index = calls - 1  -- the newest allowed call
+    end
+    if awaited and awaited ~= '' then put('aw', '') end
+    return index
   end
-  if awaited and awaited ~= '' then put('aw', '') end
-  return index
-end
 
--- The keys' expiry is refreshed once per round trip, after (flush.lua, decide.lua).
-local function observe(arg)
-  F = load_state()
-  local n = string.byte(arg, 50)
-  local r = {
-    key = string.sub(arg, 1, 8), result = string.sub(arg, 9, 16), pair = string.sub(arg, 17, 24),
-    failed = string.sub(arg, 25, 25) == '0', err = string.sub(arg, 26, 33),
-    near = string.sub(arg, 34, 41), near_pair = string.sub(arg, 42, 49),
-    digest = string.sub(arg, 51, 50 + n), tool = string.sub(arg, 51 + n),
-    calls = tonumber(F.calls) or 0, puts = tonumber(F.puts) or 0,
-  }
-  r.index = awaited_entry(r.key, r.calls)
-  if not r.index then
-    save()
-    return 0
+  -- Remember `entry`'s latest result (as `entry_pair`) in the hash `table_key` bounded by the ring
+  -- `ring_key`: the entry remembered `bound` results ago goes unless updated since. The new count.
+  remember = function(table_key, ring_key, entry, entry_pair, count, bound)
+    count = count + 1
+    local at = ((count - 1) % bound) * 8
+    local oldest = redis.call('GETRANGE', ring_key, at, at + 7)
+    if #oldest == 8 then
+      local v = redis.call('HGET', table_key, oldest)
+      if v and tonumber(string.sub(v, 9)) == count - bound then redis.call('HDEL', table_key, oldest) end
+    end
+    redis.call('SETRANGE', ring_key, at, entry)
+    redis.call('HSET', table_key, entry, entry_pair .. count)
+    return count
   end
-  for _, b in ipairs(breakers) do
-    local unit = not b.warn and UNITS[b[1]]
-    if unit and unit.observe then unit.observe(b, r) end
+
+  -- The keys' expiry is refreshed once per round trip, after (flush.lua, decide.lua).
+  observe = function(arg)
+    F = load_state()
+    local n = string.byte(arg, 50)
+    local r = {
+      key = string.sub(arg, 1, 8), result = string.sub(arg, 9, 16), pair = string.sub(arg, 17, 24),
+      failed = string.sub(arg, 25, 25) == '0', err = string.sub(arg, 26, 33),
+      near = string.sub(arg, 34, 41), near_pair = string.sub(arg, 42, 49),
+      digest = string.sub(arg, 51, 50 + n), tool = string.sub(arg, 51 + n),
+      calls = tonumber(F.calls) or 0, puts = tonumber(F.puts) or 0,
+    }
+    r.index = awaited_entry(r.key, r.calls)
+    if r.index then
+      for _, b in ipairs(breakers) do
+        if not b.warn then UNITS[b[1]]('observe', b, r) end
+      end
+      put('puts', remember(KEYS[3], KEYS[4], r.key, r.pair, r.puts, size))
+    end
+    if #OUT > 0 then
+      redis.call('HSET', KEYS[1], unpack(OUT))
+      OUT = {}
+    end
+    return r.index and 1 or 0
   end
-  put('puts', remember(KEYS[3], KEYS[4], r.key, r.pair, r.puts, size))
-  save()
-  return 1
 end

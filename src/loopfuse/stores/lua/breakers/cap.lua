@@ -2,8 +2,6 @@
 --
 -- Settings: {'cap', limit}. It reads the driver's count of the agent's allowed calls.
 
-UNITS['cap'] = {
-  check = function(b, c)
-    if b[2] > 0 and c.calls >= b[2] then return c.calls, b[2] end
-  end,
-}
+UNITS['cap'] = function(op, b, c)
+  if op == 'check' and b[2] > 0 and c.calls >= b[2] then return c.calls, b[2] end
+end

@@ -27,7 +27,8 @@ local function joined_matches(m, k)
   return ''
 end
 
--- Whether the last p calls are distinct and, when required, all have known results.
+-- Whether the last p of the n calls in `history` are distinct and, when required, all have known
+-- results.
 local function cycle_judged(history, p, n, need_results)
   local seen, outcomes = {}, F.cr or ''
   for i = 1, p do
@@ -43,57 +44,50 @@ local function cycle_judged(history, p, n, need_results)
   return true
 end
 
-UNITS['cycle'] = {
-  -- For each period p, how many trailing calls repeat the call p before them.
-  check = function(b, c)
-    local history, repeats = F.ch or '', b[3]
-    local n = #history / 8
-    for p = 2, math.min(b[2], n) do
+UNITS['cycle'] = function(op, b, x)
+  local history, k = F.ch or '', b[2]
+  local n = #history / 8
+  if op == 'check' then
+    -- For each period p, how many trailing calls repeat the call p before them.
+    for p = 2, math.min(k, n) do
       local at = (n - p) * 8
-      if string.sub(history, at + 1, at + 8) == c.key then
-        cycle_m = cycle_m or cycle_matches(F.cm, b[2])
+      if string.sub(history, at + 1, at + 8) == x.key then
+        cycle_m = cycle_m or cycle_matches(F.cm, k)
         local run = cycle_m[p] + 1
-        if run > p * (repeats - 1) and cycle_judged(history, p, n, b[5] == 1) then
-          return math.floor((run - 1 + p) / p), repeats
+        if run > p * (b[3] - 1) and cycle_judged(history, p, n, b[5] == 1) then
+          return math.floor((run - 1 + p) / p), b[3]
         end
       end
     end
-  end,
-  -- The match counts, then the last b[2] + 1 calls, with their results unknown (NONE) until
-  -- reported. Tracked from the first result on when only_with_results.
-  record = function(b, c)
-    if b[5] == 1 and c.puts == 0 then return end
-    local history, outcomes, k = F.ch or '', F.cr or '', b[2]
-    local n = #history / 8
+  elseif op == 'record' and (b[5] == 0 or x.puts > 0) then  -- only_with_results: from the first result
+    -- The match counts, then the last k + 1 calls, their results unknown (NONE) until reported.
     local matches = cycle_m or cycle_matches(F.cm, k)
     for p = 2, k do
       local at = (n - p) * 8
-      matches[p] = (n >= p and string.sub(history, at + 1, at + 8) == c.key) and matches[p] + 1 or 0
+      matches[p] = (n >= p and string.sub(history, at + 1, at + 8) == x.key) and matches[p] + 1 or 0
     end
-    local keep, calls_now = (k + 1) * 8, history .. c.key
+    local keep, calls_now = (k + 1) * 8, history .. x.key
     if #calls_now > keep then calls_now = string.sub(calls_now, -keep) end
     put('ch', calls_now, F.ch)
-    if outcomes ~= '' then put('cr', string.sub(outcomes .. NONE, -#calls_now)) end
+    if (F.cr or '') ~= '' then put('cr', string.sub(F.cr .. NONE, -#calls_now)) end
     put('cm', joined_matches(matches, k), F.cm or '')
-  end,
-  -- The newest call's result; a result unlike the call's p before it breaks period p.
-  observe = function(b, r)
-    local history, outcomes, k = F.ch or '', F.cr or '', b[2]
-    if history == '' and r.puts == 0 and b[5] == 1 then  -- the agent's first result: its call,
-      history = r.key                                     -- the newest, starts the tracked calls
+  elseif op == 'observe' then
+    -- The newest call's result; a result unlike the call's p before it breaks period p.
+    if history == '' and x.puts == 0 and b[5] == 1 then  -- the agent's first result: its call,
+      history, n = x.key, 1                                -- the newest, starts the tracked calls
       put('ch', history)
     end
-    local n = #history / 8
-    if b[4] ~= 1 or n == 0 or string.sub(history, -8) ~= r.key then return end
+    if b[4] ~= 1 or n == 0 or string.sub(history, -8) ~= x.key then return end
+    local outcomes = F.cr or ''
     if outcomes == '' then outcomes = string.rep(NONE, n) end  -- no result known yet
-    outcomes = string.sub(outcomes, 1, -9) .. r.result
+    outcomes = string.sub(outcomes, 1, -9) .. x.result
     put('cr', outcomes)
     local matches = cycle_matches(F.cm, k)
     for p = 2, math.min(k, n - 1) do
       local at = (n - 1 - p) * 8
       local earlier = string.sub(outcomes, at + 1, at + 8)
-      if earlier ~= NONE and earlier ~= r.result then matches[p] = 0 end
+      if earlier ~= NONE and earlier ~= x.result then matches[p] = 0 end
     end
     put('cm', joined_matches(matches, k), F.cm or '')
-  end,
-}
+  end
+end

@@ -12,12 +12,12 @@
 
 local dup_ring = ''  -- the window, as the check read it
 
-UNITS['duplicate'] = {
-  check = function(b, c)
-    local key = c.key
+UNITS['duplicate'] = function(op, b, x)
+  if op == 'check' then
+    local key = x.key
     dup_ring = redis.call('GET', KEYS[2]) or ''
     local n, pair, limit = count_in(dup_ring, key), nil, tonumber(ARGV[4])
-    if b[2] == 1 and c.puts > 0 then  -- the pair key of this call's latest result, when known
+    if b[2] == 1 and x.puts > 0 then  -- the pair key of this call's latest result, when known
       local v = redis.call('HGET', KEYS[3], key)
       pair = v and string.sub(v, 1, 8)
     end
@@ -28,10 +28,9 @@ UNITS['duplicate'] = {
     local run_len, run_stale = tonumber(F.rl) or 0, tonumber(F.rs) or 0
     if b[3] > 0 and run_stale >= b[3] then return run_stale, b[3], 'same_result' end
     if b[4] > 0 and run_len >= b[4] then return run_len, b[4], 'progress' end
-  end,
-  record = function(b, c)
+  elseif op == 'record' then
     -- Append the call's key to the window; once full, overwrite the oldest entry.
-    local key, ring, full, pos = c.key, dup_ring, size * 8, tonumber(F.pos) or 0
+    local key, ring, full, pos = x.key, dup_ring, size * 8, tonumber(F.pos) or 0
     if #ring + 8 < full then
       redis.call('APPEND', KEYS[2], key)
     elseif #ring + 8 == full then  -- a fresh string: APPEND's spare capacity would stay allocated
@@ -49,16 +48,14 @@ UNITS['duplicate'] = {
     else  -- a new run of one call: its results so far are unknown
       put('rk', key, F.rk) put('rl', 1, run_len) put('rs', 0, tonumber(F.rs) or 0) put('rr', '', F.rr or '')
     end
-  end,
-  -- Re-key the call's window entry by its result, and follow the run of this call's results.
-  observe = function(b, r)
-    if b[2] ~= 1 then return end
+  elseif op == 'observe' and b[2] == 1 then
+    -- Re-key the call's window entry by its result, and follow the run of this call's results.
     local held = redis.call('STRLEN', KEYS[2]) / 8
-    local age = r.calls - 1 - r.index
-    if age >= 0 and age < held then redis.call('SETRANGE', KEYS[2], (r.index % size) * 8, r.pair) end
-    if r.key == F.rk then
-      put('rs', r.result == F.rr and (tonumber(F.rs) or 0) + 1 or 1)
-      put('rr', r.result)
+    local age = x.calls - 1 - x.index
+    if age >= 0 and age < held then redis.call('SETRANGE', KEYS[2], (x.index % size) * 8, x.pair) end
+    if x.key == F.rk then
+      put('rs', x.result == F.rr and (tonumber(F.rs) or 0) + 1 or 1)
+      put('rr', x.result)
     end
-  end,
-}
+  end
+end

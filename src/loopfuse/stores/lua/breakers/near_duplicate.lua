@@ -9,14 +9,15 @@
 --   np  how many near keys were pushed     nq  how many results were remembered
 --   npend  the pushed entries awaiting their result (records of RECORD bytes)
 -- fields: np nq npend
+-- touch
 
 local near_ring = ''  -- the window, as the check read it
 
-UNITS['near_duplicate'] = {
-  check = function(b, c)
-    local near, pushed = ARGV[6], tonumber(F.np) or 0
+UNITS['near_duplicate'] = function(op, b, x)
+  local near, pushed = ARGV[6], tonumber(F.np) or 0
+  if op == 'check' then
     if near == '' then
-      if c.puts > 0 then return RESEND end  -- with results the key is needed (to record it, at least)
+      if x.puts > 0 then return RESEND end  -- with results the key is needed (to record it, at least)
       return nil
     end
     if pushed == 0 or near == NONE then return nil end
@@ -29,11 +30,9 @@ UNITS['near_duplicate'] = {
     local limit = tonumber(ARGV[7])
     if b.warn then limit = math.min(limit, b.warn) end
     if n >= limit then return n, limit end
-  end,
-  record = function(b, c)
-    local near = ARGV[6]
-    if near == '' or near == NONE or (b[4] == 1 and c.puts == 0) then return end
-    local n, full = tonumber(F.np) or 0, b[2] * 8
+  elseif op == 'record' then
+    if near == '' or near == NONE or (b[4] == 1 and x.puts == 0) then return end
+    local full = b[2] * 8
     if #near_ring > full then  -- the window was made shorter since this agent's last call
       near_ring = string.sub(near_ring, 1, full)
       redis.call('SET', KEYS[5], near_ring)
@@ -43,17 +42,16 @@ UNITS['near_duplicate'] = {
     elseif #near_ring + 8 == full then
       redis.call('SET', KEYS[5], near_ring .. near)
     else
-      redis.call('SETRANGE', KEYS[5], (n % b[2]) * 8, near)
+      redis.call('SETRANGE', KEYS[5], (pushed % b[2]) * 8, near)
     end
     if b[3] == 1 or b[4] == 1 then
-      put('npend', awaiting(F.npend or '', near, n, math.min(b[2], 32)), F.npend)
+      put('npend', awaiting(F.npend or '', near, pushed, math.min(b[2], 32)), F.npend)
     end
-    F.np = n + 1
-    put('np', n + 1, n)
-  end,
-  -- Re-key the latest awaiting entry of this near key, remember its result.
-  observe = function(b, r)
-    local pushed, near = tonumber(F.np) or 0, r.near
+    F.np = pushed + 1
+    put('np', pushed + 1, pushed)
+  elseif op == 'observe' then
+    -- Re-key the latest awaiting entry of this near key, remember its result.
+    near = x.near
     if pushed == 0 or near == NONE then return end
     local records = F.npend or ''
     local p = find_record(records, near, RECORD)
@@ -62,16 +60,15 @@ UNITS['near_duplicate'] = {
       put('npend', string.sub(records, 1, p - 1) .. string.sub(records, p + RECORD))
       local age = pushed - 1 - index
       if age >= 0 and age < math.min(pushed, b[2]) then
-        redis.call('SETRANGE', KEYS[5], (index % b[2]) * 8, r.near_pair)
+        redis.call('SETRANGE', KEYS[5], (index % b[2]) * 8, x.near_pair)
       end
     end
-    put('nq', remember(KEYS[6], KEYS[7], near, r.near_pair, tonumber(F.nq) or 0, b[2]))
-  end,
-  touch = function(b)
-    if (tonumber(F.np) or 0) > 0 then redis.call('PEXPIRE', KEYS[5], ttl) end
+    put('nq', remember(KEYS[6], KEYS[7], near, x.near_pair, tonumber(F.nq) or 0, b[2]))
+  elseif op == 'touch' then
+    if pushed > 0 then redis.call('PEXPIRE', KEYS[5], ttl) end
     if (tonumber(F.nq) or 0) > 0 then
       redis.call('PEXPIRE', KEYS[6], ttl)
       redis.call('PEXPIRE', KEYS[7], ttl)
     end
-  end,
-}
+  end
+end

@@ -34,20 +34,18 @@ local function stall_pair(v)  -- count, failed, novelty stamp
   return tonumber(count), failed == '1', tonumber(stamp)
 end
 
-UNITS['stall'] = {
-  check = function(b, c)
-    local outcome = stall_get('l', c.key)
-    local v = outcome and stall_get('p', c.key .. outcome)
+UNITS['stall'] = function(op, b, x)
+  if op == 'check' then
+    local outcome = stall_get('l', x.key)
+    local v = outcome and stall_get('p', x.key .. outcome)
     if not v then return nil end
     local count, failed, stamp = stall_pair(v)
     if stamp ~= (tonumber(F['st:n']) or 0) then return nil end
     local limit = failed and b[3] or b[2]
     if limit > 0 and count >= limit then return count, limit, failed and 'error' or '' end
-    return nil
-  end,
-  observe = function(b, r)
-    local size, key, failed = b[4], r.key, r.failed
-    local outcome = failed and r.err or r.result
+  elseif op == 'observe' then
+    local size, key, failed = b[4], x.key, x.failed
+    local outcome = failed and x.err or x.result
     if outcome == NONE then outcome = string.rep('\0', 7) .. '\1' end
     local novel, u = tonumber(F['st:n']) or 0, (tonumber(F['st:u']) or 0) + 1
     if not stall_get('s', outcome) then novel = novel + 1 end
@@ -60,5 +58,5 @@ UNITS['stall'] = {
     stall_put('p', 16, key .. outcome, count .. ',' .. (failed and '1' or '0') .. ',' .. novel, u, size)
     stall_put('l', 8, key, outcome, u, size)
     put('st:n', novel) put('st:u', u)
-  end,
-}
+  end
+end
