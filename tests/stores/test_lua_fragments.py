@@ -95,6 +95,7 @@ class CountState:
 TOY_LUA = """
 -- A test breaker: deny a call of `rm` once `limit` calls ran since the last successful result.
 -- fields: toy:n
+-- ops: check record observe
 UNITS['toy'] = function(op, b, x)
   local n = tonumber(F['toy:n']) or 0
   if op == 'check' and x.tool == '=rm' and n >= b[2] then return n, b[2] end

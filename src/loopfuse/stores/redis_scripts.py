@@ -28,6 +28,7 @@ __all__ = [
     "SUPPORTED_KINDS",
     "ScriptSet",
     "fragment_fields",
+    "fragment_ops",
     "fragment_source",
     "supported_breakers",
 ]
@@ -35,7 +36,8 @@ __all__ = [
 SUPPORTED_KINDS = tuple(kind for kind, cls in REGISTRY.items() if cls.lua == "fragment")
 _DRIVER_FIELDS = ("calls", "denials", "puts", "aw", "pend")  # decide.lua's and observe.lua's own
 _FIELDS_LINE = re.compile(r"^-- fields:(.*)$", re.MULTILINE)
-_TOUCH_LINE = re.compile(r"^-- touch$", re.MULTILINE)  # the fragment refreshes keys of its own
+_OPS_LINE = re.compile(r"^-- ops:(.*)$", re.MULTILINE)
+_OPS = ("check", "refused", "record", "observe", "touch")
 _FIELD_NAME = re.compile(r"[A-Za-z0-9_:]+")
 _FIELD_REF = re.compile(r"\bF(?:\.([A-Za-z_]\w*)|\['([^']+)'\])")
 _UNSENT = b""  # a near-duplicate key not computed (the guard has seen no result yet)
@@ -75,8 +77,8 @@ class ScriptSet:
         self, breakers: tuple[Breaker, ...], window: int, ttl_ms: int, warners: tuple[Breaker, ...] = ()
     ) -> None:
         sources = {b.kind: fragment_source(type(b)) for b in breakers}
-        touching = {kind for kind, source in sources.items() if _TOUCH_LINE.search(source)}
-        settings = ", ".join(filter(None, (_settings(breakers, touching), _settings(warners, set()))))
+        ops = {kind: fragment_ops(source) for kind, source in sources.items()}
+        settings = ", ".join(filter(None, (_settings(breakers, ops), _settings(warners, {}))))
         header = f"local size, ttl, breakers = {window}, {ttl_ms}, {{{settings}}}\n"
         fragments = list(sources.values())
         load_state, positions = _load_state(fragments)
@@ -164,6 +166,16 @@ def fragment_fields(source: str) -> tuple[str, ...]:
     return tuple(name for line in _FIELDS_LINE.findall(source) for name in line.split())
 
 
+def fragment_ops(source: str) -> tuple[str, ...]:
+    """What a fragment's unit does besides ``check`` (``refused``, ``record``, ``observe``,
+    ``touch``), as its ``-- ops:`` line names them; ``ValueError`` for another name."""
+    named = tuple(name for line in _OPS_LINE.findall(source) for name in line.split())
+    unknown = sorted(set(named) - set(_OPS))
+    if unknown:
+        raise ValueError(f"a Lua fragment names the op(s) {', '.join(unknown)}: use {', '.join(_OPS)}")
+    return tuple(name for name in named if name != "check")
+
+
 def _load_state(fragments: list[str]) -> tuple[str, dict[str, int]]:
     """What ``load_state()`` stands for: one ``HMGET`` of the driver's fields and those the
     fragments read; and each field's position in its reply."""
@@ -194,19 +206,19 @@ def _tool_id(tool: str) -> bytes:
     return b"=" + tool.encode("utf-8", "surrogatepass")
 
 
-def _settings(breakers: tuple[Breaker, ...], touching: set[str]) -> str:
-    """Each breaker as ``{kind, setting...}``; a warner (a copy at ``warn_at``) ends with
-    ``warn = <warn_at>``: the scripts let it warn, never deny or record. ``touch = 1`` marks
-    the breakers of ``touching``, whose fragments refresh the expiry of keys of their own."""
+def _settings(breakers: tuple[Breaker, ...], ops: dict[str, tuple[str, ...]]) -> str:
+    """Each breaker as ``{kind, setting...}``, then ``<op> = 1`` for each of ``ops[kind]`` (the
+    driver calls its unit for those only); a warner (a copy at ``warn_at``, given no ops) ends
+    with ``warn = <warn_at>``: the scripts let it warn, never deny or record."""
     units: list[Any] = list(breakers)
     return ", ".join(
-        "{" + ", ".join([f"'{b.kind}'", *map(str, b.lua_settings()), *_warn(b), *_touch(b, touching)]) + "}"
+        "{" + ", ".join([f"'{b.kind}'", *map(str, b.lua_settings()), *_warn(b), *_ops(b, ops)]) + "}"
         for b in units
     )
 
 
-def _touch(breaker: Any, touching: set[str]) -> list[str]:
-    return ["touch = 1"] if breaker.kind in touching else []
+def _ops(breaker: Any, ops: dict[str, tuple[str, ...]]) -> list[str]:
+    return [f"{op} = 1" for op in ops.get(breaker.kind, ())]
 
 
 def _warn(breaker: Any) -> list[str]:

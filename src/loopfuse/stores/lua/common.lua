@@ -13,11 +13,12 @@ local RESEND = -1  -- a check's answer "send this call again with every key and 
 -- per fragment, not a table of them, as the script body (and each closure in it) runs on every call:
 --   unit('check', b, c) -> nil | count, limit[, rule] | RESEND     c: the call (decide.lua)
 --   unit('refused', b, c)   the call was denied by this breaker
---   unit('record', b, c)    the call was allowed (never for a warner)
---   unit('observe', b, r)   the result r of an awaited call (observe.lua; never for a warner)
---   unit('touch', b)        refresh the expiry of keys of its own (only if its fragment has a
---                           "-- touch" line: the store then sets b.touch)
--- each op it has nothing to do for returns nothing.
+--   unit('record', b, c)    the call was allowed
+--   unit('observe', b, r)   the result r of an awaited call (observe.lua)
+--   unit('touch', b)        refresh the expiry of keys of its own
+-- A fragment's "-- ops:" header line names those it has: the store sets b.<op> = 1 in their
+-- settings (a Lua call costs about 0.2 us: none is made for nothing), never for a warner, which
+-- only checks.
 -- F holds the agent's state hash fields this run read (false when absent): the driver's and those
 -- each fragment declares in its "-- fields:" header line, read by one HMGET (the store writes it
 -- out where the drivers call load_state). Code names a field as F.<name> (or F[<quoted name>]): the store turns that into its position in the reply.

@@ -65,7 +65,7 @@ for _, b in ipairs(breakers) do
     -- Denied: its bookkeeping, and a result of this call reported from now on is the denied
     -- one's (the wait ends).
     local first = redis.call('HSETNX', state, 'first:' .. kind, 1)
-    UNITS[kind]('refused', b, c)
+    if b.refused then UNITS[kind]('refused', b, c) end
     put('denials', denials + 1)
     if puts == 0 then
       if F.aw == key then put('aw', '') end
@@ -84,7 +84,7 @@ end
 put('calls', calls + 1)
 put('denials', 0, denials)
 for _, b in ipairs(breakers) do
-  if not b.warn then UNITS[b[1]]('record', b, c) end
+  if b.record then UNITS[b[1]]('record', b, c) end
 end
 -- The call now awaits its result: until the agent's first result only the newest call
 -- (its window index is calls), then the last PENDING calls (key and window index).

@@ -5,6 +5,7 @@
 --   ch  the last max_period + 1 calls' keys        cr  their results (NONE while unknown; ''
 --       while all are)                             cm  its match counts (cycle_matches)
 -- fields: ch cr cm
+-- ops: check record observe
 
 local cycle_m = nil  -- the match counts, as the check read them
 

@@ -9,6 +9,7 @@
 --   rk   the key of the run of one call in a row      rl  its length
 --   rs   how many of its results in a row were the same      rr  its latest result
 -- fields: pos rk rl rs rr
+-- ops: check record observe
 
 local dup_ring = ''  -- the window, as the check read it
 

@@ -9,7 +9,7 @@
 --   np  how many near keys were pushed     nq  how many results were remembered
 --   npend  the pushed entries awaiting their result (records of RECORD bytes)
 -- fields: np nq npend
--- touch
+-- ops: check record observe touch
 
 local near_ring = ''  -- the window, as the check read it
 

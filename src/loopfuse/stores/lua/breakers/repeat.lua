@@ -4,6 +4,7 @@
 --   digest  the full digest of the agent's latest call      streak  how many in a row made it
 --   stale   the same, counted since its result last changed  sres  its latest result
 -- fields: digest streak stale sres
+-- ops: check refused record observe
 
 UNITS['repeat'] = function(op, b, x)
   local streak, stale = tonumber(F.streak) or 0, tonumber(F.stale) or 0

@@ -4,6 +4,7 @@
 --   et  the "tool" of the run of errors (decide.lua ARGV[3])   ek  its error digest
 --   es  how many in a row     ec  the call key of the latest     ecs  how many in a row of it
 -- fields: et ek es ec ecs
+-- ops: check observe
 
 UNITS['same_error'] = function(op, b, x)
   if op == 'check' and F.et == x.tool then

@@ -7,6 +7,7 @@
 -- each value led by the 12-digit number of the result that wrote it. Like RecentDigests, each
 -- table keeps what its last `window` writes wrote: its ring st:<t>r holds the entries written.
 -- fields: st:n st:u
+-- ops: check observe
 
 local function stall_get(t, entry)
   local v = redis.call('HGET', KEYS[1], 'st:' .. t .. ':' .. entry)
