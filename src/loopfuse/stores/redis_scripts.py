@@ -3,6 +3,12 @@
 Both scripts first apply the results the store held back for the agent (``lua/pending.lua``): a
 check carries them after its own arguments, a flush carries nothing else.
 
+Each script is the settings line, ``lua/common.lua``, the fragment of each of the guard's
+breakers (``lua/breakers/<kind>.lua``), ``lua/observe.lua``, ``lua/pending.lua`` and the driver
+(``lua/decide.lua`` or ``lua/flush.lua``). A fragment's header names the state hash fields it
+reads (``-- fields:``), all read by one ``HMGET`` per run, and what its unit does besides checking
+(``-- ops:``); a breaker outside the package names its fragment in ``lua_file``.
+
 Lua numbers in Redis are doubles, so everything that needs 63-bit arithmetic (pair keys of a
 call or near-duplicate key and its result, digests, near-duplicate keys) is computed here and
 sent as bytes; the scripts only compare.
@@ -76,15 +82,7 @@ class ScriptSet:
     def __init__(
         self, breakers: tuple[Breaker, ...], window: int, ttl_ms: int, warners: tuple[Breaker, ...] = ()
     ) -> None:
-        sources = {b.kind: fragment_source(type(b)) for b in breakers}
-        ops = {kind: fragment_ops(source) for kind, source in sources.items()}
-        settings = ", ".join(filter(None, (_settings(breakers, ops), _settings(warners, {}))))
-        header = f"local size, ttl, breakers = {window}, {ttl_ms}, {{{settings}}}\n"
-        fragments = list(sources.values())
-        load_state, positions = _load_state(fragments)
-        applied = header + _COMMON + "".join(fragments) + _OBSERVE + _PENDING
-        self.decide = _resolve_fields(applied + _DECIDE, load_state, positions)
-        self.flush = _resolve_fields(applied + _FLUSH, load_state, positions)
+        self.decide, self.flush = _assemble(breakers, warners, window, ttl_ms)
         windows = [b for b in breakers if isinstance(b, WindowBreaker)]
         self._window = windows[0] if windows else None
         nears = [b for b in breakers if isinstance(b, NearDuplicateBreaker)]
@@ -150,6 +148,21 @@ class ScriptSet:
         if own is not None:
             return own, own
         return window.limit, window.result_limit or window.limit
+
+
+def _assemble(
+    breakers: tuple[Breaker, ...], warners: tuple[Breaker, ...], window: int, ttl_ms: int
+) -> tuple[str, str]:
+    """The decide and flush scripts of a guard: its settings, then the shared parts with the
+    fragment of each kind of its breakers (once, in the guard's order), then each driver."""
+    sources: dict[str, str] = {b.kind: fragment_source(type(b)) for b in breakers}
+    ops = {kind: fragment_ops(source) for kind, source in sources.items()}
+    settings = ", ".join(filter(None, (_settings(breakers, ops), _settings(warners, {}))))
+    header = f"local size, ttl, breakers = {window}, {ttl_ms}, {{{settings}}}\n"
+    load_state, positions = _load_state(list(sources.values()))
+    applied = header + _COMMON + "".join(sources.values()) + _OBSERVE + _PENDING
+    decide = _resolve_fields(applied + _DECIDE, load_state, positions)
+    return decide, _resolve_fields(applied + _FLUSH, load_state, positions)
 
 
 def fragment_source(cls: type[Any]) -> str:
