@@ -44,6 +44,7 @@ _DRIVER_FIELDS = ("calls", "denials", "puts", "aw", "pend")  # decide.lua's and 
 _FIELDS_LINE = re.compile(r"^-- fields:(.*)$", re.MULTILINE)
 _OPS_LINE = re.compile(r"^-- ops:(.*)$", re.MULTILINE)
 _OPS = ("check", "refused", "record", "observe", "touch")
+_OP_BITS = {"refused": 1, "record": 2, "observe": 4, "touch": 8}  # as lua/common.lua has()
 _FIELD_NAME = re.compile(r"[A-Za-z0-9_:]+")
 _FIELD_REF = re.compile(r"\bF(?:\.([A-Za-z_]\w*)|\['([^']+)'\])")
 _UNSENT = b""  # a near-duplicate key not computed (the guard has seen no result yet)
@@ -220,9 +221,10 @@ def _tool_id(tool: str) -> bytes:
 
 
 def _settings(breakers: tuple[Breaker, ...], ops: dict[str, tuple[str, ...]]) -> str:
-    """Each breaker as ``{kind, setting...}``, then ``<op> = 1`` for each of ``ops[kind]`` (the
-    driver calls its unit for those only); a warner (a copy at ``warn_at``, given no ops) ends
-    with ``warn = <warn_at>``: the scripts let it warn, never deny or record."""
+    """Each breaker as ``{kind, setting..., ops}``, ops the sum of ``_OP_BITS`` of what its unit
+    does besides checking (an array entry: a hash field per op costs each run an allocation);
+    a warner (a copy at ``warn_at``, given no ops) is ``{kind, setting..., warn = <warn_at>}``:
+    the scripts let it warn, never deny or record."""
     units: list[Any] = list(breakers)
     return ", ".join(
         "{" + ", ".join([f"'{b.kind}'", *map(str, b.lua_settings()), *_warn(b), *_ops(b, ops)]) + "}"
@@ -231,7 +233,9 @@ def _settings(breakers: tuple[Breaker, ...], ops: dict[str, tuple[str, ...]]) ->
 
 
 def _ops(breaker: Any, ops: dict[str, tuple[str, ...]]) -> list[str]:
-    return [f"{op} = 1" for op in ops.get(breaker.kind, ())]
+    if breaker.kind not in ops:
+        return []
+    return [str(sum(_OP_BITS[op] for op in ops[breaker.kind]))]
 
 
 def _warn(breaker: Any) -> list[str]:

@@ -16,9 +16,10 @@ local RESEND = -1  -- a check's answer "send this call again with every key and 
 --   unit('record', b, c)    the call was allowed
 --   unit('observe', b, r)   the result r of an awaited call (observe.lua)
 --   unit('touch', b)        refresh the expiry of keys of its own
--- A fragment's "-- ops:" header line names those it has: the store sets b.<op> = 1 in their
--- settings (a Lua call costs about 0.2 us: none is made for nothing), never for a warner, which
--- only checks.
+-- A fragment's "-- ops:" header line names those it has: the store ends the settings of each of
+-- its breakers with their sum (refused 1, record 2, observe 4, touch 8; the driver tests the
+-- bit of op as b[#b] % (2 * op) >= op): a Lua call costs about 0.2 us, none is made for nothing.
+-- A warner (b.warn) only checks.
 -- F holds the agent's state hash fields this run read (false when absent): the driver's and those
 -- each fragment declares in its "-- fields:" header line, read by one HMGET (the store writes it
 -- out where the drivers call load_state). Code names a field as F.<name> (or F[<quoted name>]): the store turns that into its position in the reply.

@@ -47,7 +47,7 @@ local function touch()
     redis.call('PEXPIRE', KEYS[4], ttl)
   end
   for _, b in ipairs(breakers) do
-    if b.touch then UNITS[b[1]]('touch', b) end
+    if not b.warn and b[#b] % 16 >= 8 then UNITS[b[1]]('touch', b) end
   end
 end
 
@@ -65,7 +65,7 @@ for _, b in ipairs(breakers) do
     -- Denied: its bookkeeping, and a result of this call reported from now on is the denied
     -- one's (the wait ends).
     local first = redis.call('HSETNX', state, 'first:' .. kind, 1)
-    if b.refused then UNITS[kind]('refused', b, c) end
+    if b[#b] % 2 >= 1 then UNITS[kind]('refused', b, c) end
     put('denials', denials + 1)
     if puts == 0 then
       if F.aw == key then put('aw', '') end
@@ -84,7 +84,7 @@ end
 put('calls', calls + 1)
 put('denials', 0, denials)
 for _, b in ipairs(breakers) do
-  if b.record then UNITS[b[1]]('record', b, c) end
+  if not b.warn and b[#b] % 4 >= 2 then UNITS[b[1]]('record', b, c) end
 end
 -- The call now awaits its result: until the agent's first result only the newest call
 -- (its window index is calls), then the last PENDING calls (key and window index).

@@ -62,7 +62,7 @@ if tonumber(ARGV[#ARGV]) > 0 then
     r.index = awaited_entry(r.key, r.calls)
     if r.index then
       for _, b in ipairs(breakers) do
-        if b.observe then UNITS[b[1]]('observe', b, r) end
+        if not b.warn and b[#b] % 8 >= 4 then UNITS[b[1]]('observe', b, r) end
       end
       put('puts', remember(KEYS[3], KEYS[4], r.key, r.pair, r.puts, size))
     end
