@@ -28,23 +28,6 @@ local function joined_matches(m, k)
   return ''
 end
 
--- Whether the last p of the n calls in `history` are distinct and, when required, all have known
--- results.
-local function cycle_judged(history, p, n, need_results)
-  local seen, outcomes = {}, F.cr or ''
-  for i = 1, p do
-    local at = (n - i) * 8
-    local entry = string.sub(history, at + 1, at + 8)
-    if seen[entry] then return false end
-    seen[entry] = true
-    if need_results then
-      local outcome = string.sub(outcomes, at + 1, at + 8)
-      if outcome == '' or outcome == NONE then return false end
-    end
-  end
-  return true
-end
-
 UNITS['cycle'] = function(op, b, x)
   local history, k = F.ch or '', b[2]
   local n = #history / 8
@@ -55,8 +38,19 @@ UNITS['cycle'] = function(op, b, x)
       if string.sub(history, at + 1, at + 8) == x.key then
         cycle_m = cycle_m or cycle_matches(F.cm, k)
         local run = cycle_m[p] + 1
-        if run > p * (b[3] - 1) and cycle_judged(history, p, n, b[5] == 1) then
-          return math.floor((run - 1 + p) / p), b[3]
+        if run > p * (b[3] - 1) then
+          -- Judged when the last p calls are distinct and, where required, all have known results.
+          local seen, outcomes, judged = {}, F.cr or '', true
+          for i = 1, p do
+            local at_i = (n - i) * 8
+            local entry, outcome = string.sub(history, at_i + 1, at_i + 8), string.sub(outcomes, at_i + 1, at_i + 8)
+            if seen[entry] or (b[5] == 1 and (outcome == '' or outcome == NONE)) then
+              judged = false
+              break
+            end
+            seen[entry] = true
+          end
+          if judged then return math.floor((run - 1 + p) / p), b[3] end
         end
       end
     end

@@ -14,22 +14,6 @@ local function stall_get(t, entry)
   return v and string.sub(v, 13)
 end
 
-local function stall_put(t, width, entry, payload, u, size)
-  local ring_field = 'st:' .. t .. 'r'
-  local ring = redis.call('HGET', KEYS[1], ring_field) or ''
-  local at = ((u - 1) % size) * width
-  if #ring >= size * width then
-    local oldest = string.sub(ring, at + 1, at + width)
-    local field = 'st:' .. t .. ':' .. oldest
-    local v = redis.call('HGET', KEYS[1], field)
-    if v and tonumber(string.sub(v, 1, 12)) == u - size then redis.call('HDEL', KEYS[1], field) end
-    ring = string.sub(ring, 1, at) .. entry .. string.sub(ring, at + width + 1)
-  else
-    ring = ring .. entry
-  end
-  redis.call('HSET', KEYS[1], ring_field, ring, 'st:' .. t .. ':' .. entry, string.format('%012d', u) .. payload)
-end
-
 local function stall_pair(v)  -- count, failed, novelty stamp
   local count, failed, stamp = string.match(v, '^(%d+),(%d),(%d+)$')
   return tonumber(count), failed == '1', tonumber(stamp)
@@ -45,6 +29,22 @@ UNITS['stall'] = function(op, b, x)
     local limit = failed and b[3] or b[2]
     if limit > 0 and count >= limit then return count, limit, failed and 'error' or '' end
   elseif op == 'observe' then
+    -- Defined here, not with the other helpers: a check without results pays for no closure.
+    local function stall_put(t, width, entry, payload, u, size)
+      local ring_field = 'st:' .. t .. 'r'
+      local ring = redis.call('HGET', KEYS[1], ring_field) or ''
+      local at = ((u - 1) % size) * width
+      if #ring >= size * width then
+        local oldest = string.sub(ring, at + 1, at + width)
+        local field = 'st:' .. t .. ':' .. oldest
+        local v = redis.call('HGET', KEYS[1], field)
+        if v and tonumber(string.sub(v, 1, 12)) == u - size then redis.call('HDEL', KEYS[1], field) end
+        ring = string.sub(ring, 1, at) .. entry .. string.sub(ring, at + width + 1)
+      else
+        ring = ring .. entry
+      end
+      redis.call('HSET', KEYS[1], ring_field, ring, 'st:' .. t .. ':' .. entry, string.format('%012d', u) .. payload)
+    end
     local size, key, failed = b[4], x.key, x.failed
     local outcome = failed and x.err or x.result
     if outcome == NONE then outcome = string.rep('\0', 7) .. '\1' end
