@@ -21,7 +21,7 @@ class CallCap:
     kind: Kind = "cap"
     section: ClassVar[str] = "circuit_breaker"  # key max_calls_per_agent
     config_type: ClassVar[type | None] = None  # CircuitBreakerConfig, shared with the window
-    lua: ClassVar[str] = "core"
+    lua: ClassVar[str] = "fragment"  # stores/lua/breakers/cap.lua
     records = False  # record() does nothing: the store skips it
     MESSAGES: ClassVar[dict[str, str]] = {
         "circuit_breaker.max_calls_per_agent": (

@@ -58,7 +58,7 @@ class CycleBreaker:
     kind: Kind = "cycle"
     section: ClassVar[str] = "cycle"
     config_type: ClassVar[type | None] = CycleConfig
-    lua: ClassVar[str] = "core"
+    lua: ClassVar[str] = "fragment"  # stores/lua/breakers/cycle.lua
     MESSAGES: ClassVar[dict[str, str]] = {
         "cycle.min_repeats": (
             "the same sequence of calls ran {count} times back to back (cycle min_repeats {limit}). " + CHANGE

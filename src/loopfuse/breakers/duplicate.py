@@ -50,7 +50,7 @@ class WindowBreaker:
     config_type: ClassVar[type | None] = (
         None  # CircuitBreakerConfig (config.py: it holds guard-wide keys too)
     )
-    lua: ClassVar[str] = "core"
+    lua: ClassVar[str] = "fragment"  # stores/lua/breakers/duplicate.lua
     MESSAGES: ClassVar[dict[str, str]] = {
         "circuit_breaker.duplicate_limit": (
             "the identical call already ran {count} times among the last {window} calls "

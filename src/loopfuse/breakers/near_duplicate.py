@@ -83,7 +83,7 @@ class NearDuplicateBreaker:
     kind: Kind = "near_duplicate"
     section: ClassVar[str] = "near_duplicate"
     config_type: ClassVar[type | None] = NearDuplicateConfig
-    lua: ClassVar[str] = "core"
+    lua: ClassVar[str] = "fragment"  # stores/lua/breakers/near_duplicate.lua
     MESSAGES: ClassVar[dict[str, str]] = {
         "near_duplicate.limit": (
             _SIMILAR

@@ -34,7 +34,7 @@ class BreakerUnit(Breaker, Protocol):
 
     section: ClassVar[str]
     config_type: ClassVar[type | None]
-    lua: ClassVar[str]  # "core": in decide.lua/observe.lua; "fragment": lua/breakers/<kind>.lua
+    lua: ClassVar[str]  # "fragment": stores/lua/breakers/<kind>.lua, run by the Redis scripts
     MESSAGES: ClassVar[dict[str, str]]
 
     @classmethod

@@ -38,7 +38,7 @@ class RepeatBreaker:
     kind: Kind = "repeat"
     section: ClassVar[str] = "loop_brake"
     config_type: ClassVar[type | None] = None  # LoopBrakeConfig (config.py: it has no default section)
-    lua: ClassVar[str] = "core"
+    lua: ClassVar[str] = "fragment"  # stores/lua/breakers/repeat.lua
     MESSAGES: ClassVar[dict[str, str]] = {
         "loop_brake.max_repeats": "you asked for the identical call {count} times in a row (max_repeats {limit}). "
         + CHANGE,

@@ -61,7 +61,7 @@ class SameErrorBreaker:
     kind: Kind = "same_error"
     section: ClassVar[str] = "same_error"
     config_type: ClassVar[type | None] = SameErrorConfig
-    lua: ClassVar[str] = "core"
+    lua: ClassVar[str] = "fragment"  # stores/lua/breakers/same_error.lua
     records = False  # record() does nothing: the store skips it
     MESSAGES: ClassVar[dict[str, str]] = {
         "same_error.limit": (

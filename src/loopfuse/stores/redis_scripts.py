@@ -3,6 +3,12 @@
 Both scripts first apply the results the store held back for the agent (``lua/pending.lua``): a
 check carries them after its own arguments, a flush carries nothing else.
 
+Each script is the settings line, ``lua/common.lua``, the fragment of each of the guard's
+breakers (``lua/breakers/<kind>.lua``), ``lua/observe.lua``, ``lua/pending.lua`` and the driver
+(``lua/decide.lua`` or ``lua/flush.lua``). A fragment's header names the state hash fields it
+reads (``-- fields:``), all read by one ``HMGET`` per run, and what its unit does besides checking
+(``-- ops:``); a breaker outside the package names its fragment in ``lua_file``.
+
 Lua numbers in Redis are doubles, so everything that needs 63-bit arithmetic (pair keys of a
 call or near-duplicate key and its result, digests, near-duplicate keys) is computed here and
 sent as bytes; the scripts only compare.
@@ -10,7 +16,9 @@ sent as bytes; the scripts only compare.
 
 from __future__ import annotations
 
+import re
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from ..breakers import Breaker, NearDuplicateBreaker, SameErrorBreaker, WindowBreaker
@@ -21,9 +29,24 @@ from ..state import ToolResult
 from ..volatile import pair_key
 from .base import StoreSpec
 
-__all__ = ["INVALID_SCRIPT", "SUPPORTED_KINDS", "ScriptSet", "supported_breakers"]
+__all__ = [
+    "INVALID_SCRIPT",
+    "SUPPORTED_KINDS",
+    "ScriptSet",
+    "fragment_fields",
+    "fragment_ops",
+    "fragment_source",
+    "supported_breakers",
+]
 
-SUPPORTED_KINDS = tuple(kind for kind, cls in REGISTRY.items() if cls.lua in ("core", "fragment"))
+SUPPORTED_KINDS = tuple(kind for kind, cls in REGISTRY.items() if cls.lua == "fragment")
+_DRIVER_FIELDS = ("calls", "denials", "puts", "aw", "pend")  # decide.lua's and observe.lua's own
+_FIELDS_LINE = re.compile(r"^-- fields:(.*)$", re.MULTILINE)
+_OPS_LINE = re.compile(r"^-- ops:(.*)$", re.MULTILINE)
+_OPS = ("check", "refused", "record", "observe", "touch")
+_OP_BITS = {"refused": 1, "record": 2, "observe": 4, "touch": 8}  # as lua/common.lua has()
+_FIELD_NAME = re.compile(r"[A-Za-z0-9_:]+")
+_FIELD_REF = re.compile(r"\bF(?:\.([A-Za-z_]\w*)|\['([^']+)'\])")
 _UNSENT = b""  # a near-duplicate key not computed (the guard has seen no result yet)
 
 
@@ -51,7 +74,7 @@ def supported_breakers(spec: StoreSpec) -> tuple[Breaker, ...]:
 def _registered(breaker: Breaker) -> bool:
     """Whether ``breaker`` is the registry's own breaker of its kind, which the scripts implement."""
     cls = REGISTRY.get(breaker.kind)
-    return cls is not None and cls.lua in ("core", "fragment") and type(breaker) is cls
+    return cls is not None and cls.lua == "fragment" and type(breaker) is cls
 
 
 class ScriptSet:
@@ -60,12 +83,7 @@ class ScriptSet:
     def __init__(
         self, breakers: tuple[Breaker, ...], window: int, ttl_ms: int, warners: tuple[Breaker, ...] = ()
     ) -> None:
-        settings = ", ".join(filter(None, (_settings(breakers), _settings(warners))))
-        header = f"local size, ttl, breakers = {window}, {ttl_ms}, {{{settings}}}\n"
-        kinds = dict.fromkeys(b.kind for b in breakers if REGISTRY[b.kind].lua == "fragment")
-        fragments = "".join(_source(f"breakers/{kind}") for kind in kinds)
-        applied = header + _COMMON + fragments + _OBSERVE + _PENDING
-        self.decide, self.flush = applied + _DECIDE, applied + _FLUSH
+        self.decide, self.flush = _assemble(breakers, warners, window, ttl_ms)
         windows = [b for b in breakers if isinstance(b, WindowBreaker)]
         self._window = windows[0] if windows else None
         nears = [b for b in breakers if isinstance(b, NearDuplicateBreaker)]
@@ -133,18 +151,91 @@ class ScriptSet:
         return window.limit, window.result_limit or window.limit
 
 
+def _assemble(
+    breakers: tuple[Breaker, ...], warners: tuple[Breaker, ...], window: int, ttl_ms: int
+) -> tuple[str, str]:
+    """The decide and flush scripts of a guard: its settings, then the shared parts with the
+    fragment of each kind of its breakers (once, in the guard's order), then each driver."""
+    sources: dict[str, str] = {b.kind: fragment_source(type(b)) for b in breakers}
+    ops = {kind: fragment_ops(source) for kind, source in sources.items()}
+    settings = ", ".join(filter(None, (_settings(breakers, ops), _settings(warners, {}))))
+    header = f"local size, ttl, breakers = {window}, {ttl_ms}, {{{settings}}}\n"
+    load_state, positions = _load_state(list(sources.values()))
+    applied = header + _COMMON + "".join(sources.values()) + _OBSERVE + _PENDING
+    decide = _resolve_fields(applied + _DECIDE, load_state, positions)
+    return decide, _resolve_fields(applied + _FLUSH, load_state, positions)
+
+
+def fragment_source(cls: type[Any]) -> str:
+    """The Lua fragment of a breaker class: ``lua/breakers/<kind>.lua``, or the file its
+    ``lua_file`` names (a breaker outside the package)."""
+    own = getattr(cls, "lua_file", None)
+    if own is not None:
+        return Path(own).read_text(encoding="utf-8")
+    return _source(f"breakers/{cls.kind}")
+
+
+def fragment_fields(source: str) -> tuple[str, ...]:
+    """The state hash fields a fragment reads from ``F``, as its ``-- fields:`` lines name them."""
+    return tuple(name for line in _FIELDS_LINE.findall(source) for name in line.split())
+
+
+def fragment_ops(source: str) -> tuple[str, ...]:
+    """What a fragment's unit does besides ``check`` (``refused``, ``record``, ``observe``,
+    ``touch``), as its ``-- ops:`` line names them; ``ValueError`` for another name."""
+    named = tuple(name for line in _OPS_LINE.findall(source) for name in line.split())
+    unknown = sorted(set(named) - set(_OPS))
+    if unknown:
+        raise ValueError(f"a Lua fragment names the op(s) {', '.join(unknown)}: use {', '.join(_OPS)}")
+    return tuple(name for name in named if name != "check")
+
+
+def _load_state(fragments: list[str]) -> tuple[str, dict[str, int]]:
+    """What ``load_state()`` stands for: one ``HMGET`` of the driver's fields and those the
+    fragments read; and each field's position in its reply."""
+    names = dict.fromkeys((*_DRIVER_FIELDS, *(n for f in fragments for n in fragment_fields(f))))
+    for name in names:
+        if not _FIELD_NAME.fullmatch(name):
+            raise ValueError(f"a Lua fragment declares the field {name!r}: use letters, digits, _ and :")
+    fields = ", ".join(f"'{n}'" for n in names)
+    return f"redis.call('HMGET', KEYS[1], {fields})", {name: i for i, name in enumerate(names, 1)}
+
+
+def _resolve_fields(script: str, load_state: str, positions: dict[str, int]) -> str:
+    """``script`` with ``load_state()`` written out and each ``F.name`` (or ``F['name']``) read
+    as ``F[<its position>]``: ``F`` is the ``HMGET`` reply itself, so a run builds no table
+    and calls no function for it. A field no one declares is a ``ValueError``."""
+
+    def position(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(2)
+        if name not in positions:
+            raise ValueError(f"a Lua fragment reads the field {name!r} that no '-- fields:' line declares")
+        return f"F[{positions[name]}]"
+
+    return _FIELD_REF.sub(position, script.replace("load_state()", load_state))
+
+
 def _tool_id(tool: str) -> bytes:
     """The tool's name, prefixed so that no tool equals the empty "no tool" value."""
     return b"=" + tool.encode("utf-8", "surrogatepass")
 
 
-def _settings(breakers: tuple[Breaker, ...]) -> str:
-    """Each breaker as ``{kind, setting...}``; a warner (a copy at ``warn_at``) ends with
-    ``warn = <warn_at>``: the scripts let it warn, never deny or record."""
+def _settings(breakers: tuple[Breaker, ...], ops: dict[str, tuple[str, ...]]) -> str:
+    """Each breaker as ``{kind, setting..., ops}``, ops the sum of ``_OP_BITS`` of what its unit
+    does besides checking (an array entry: a hash field per op costs each run an allocation);
+    a warner (a copy at ``warn_at``, given no ops) is ``{kind, setting..., warn = <warn_at>}``:
+    the scripts let it warn, never deny or record."""
     units: list[Any] = list(breakers)
     return ", ".join(
-        "{" + ", ".join([f"'{b.kind}'", *map(str, b.lua_settings()), *_warn(b)]) + "}" for b in units
+        "{" + ", ".join([f"'{b.kind}'", *map(str, b.lua_settings()), *_warn(b), *_ops(b, ops)]) + "}"
+        for b in units
     )
+
+
+def _ops(breaker: Any, ops: dict[str, tuple[str, ...]]) -> list[str]:
+    if breaker.kind not in ops:
+        return []
+    return [str(sum(_OP_BITS[op] for op in ops[breaker.kind]))]
 
 
 def _warn(breaker: Any) -> list[str]:

@@ -1,15 +1,38 @@
--- loopfuse: helpers shared by decide.lua and observe.lua (the store prepends this file to both).
+-- loopfuse: what decide.lua, observe.lua and the breakers' fragments share (the store prepends
+-- this file to both scripts, after the settings line).
 --
 -- Keys are 8-byte strings; NONE (8 zero bytes) stands for "none" or "unknown": a call without a
 -- near-duplicate key, a cycle entry whose result is not known yet.
 -- A pending record is a key and its window index as 12 digits (RECORD bytes).
 
 local RECORD, NONE = 20, string.rep('\0', 8)
+local RESEND = -1  -- a check's answer "send this call again with every key and argument"
 
--- The breakers that bring their own fragment (lua/breakers/<kind>.lua), by kind: each an entry
--- {check = f(b, key, tool) -> count, limit, rule | nil, record = f(b, key) (optional),
---  observe = f(b, key, result, failed, err, tool)}, b being the breaker's settings.
-local UNITS = {}
+-- The breakers' fragments (lua/breakers/<kind>.lua), by kind: each one function unit(op, b, x),
+-- b being the breaker's settings ({kind, setting...}, with b.warn set for a warner); one function
+-- per fragment, not a table of them, as the script body (and each closure in it) runs on every call:
+--   unit('check', b, c) -> nil | count, limit[, rule] | RESEND     c: the call (decide.lua)
+--   unit('refused', b, c)   the call was denied by this breaker
+--   unit('record', b, c)    the call was allowed
+--   unit('observe', b, r)   the result r of an awaited call (observe.lua)
+--   unit('touch', b)        refresh the expiry of keys of its own
+-- A fragment's "-- ops:" header line names those it has: the store ends the settings of each of
+-- its breakers with their sum (refused 1, record 2, observe 4, touch 8; the driver tests the
+-- bit of op as b[#b] % (2 * op) >= op): a Lua call costs about 0.2 us, none is made for nothing.
+-- A warner (b.warn) only checks.
+-- F holds the agent's state hash fields this run read (false when absent): the driver's and those
+-- each fragment declares in its "-- fields:" header line, read by one HMGET (the store writes it
+-- out where the drivers call load_state). Code names a field as F.<name> (or F[<quoted name>]): the store turns that into its position in the reply.
+-- put(field, value, old) writes a field at the end of the run (or of the result observed) when value
+-- differs from old.
+local UNITS, F, OUT = {}, nil, {}
+
+local function put(field, value, old)
+  if value ~= old then
+    OUT[#OUT + 1] = field
+    OUT[#OUT + 1] = value
+  end
+end
 
 -- The position (from 1) of `entry` in `records`, a string of `width`-byte records; nil if absent.
 local function find_record(records, entry, width)
@@ -22,21 +45,25 @@ local function find_record(records, entry, width)
   end
 end
 
--- The cycle breaker's match counts m[2..k], stored as "m2,m3,...,mk", or '' when all are 0.
-local function cycle_matches(text, k)
-  local m, p = {}, 2
-  if text then
-    for v in string.gmatch(text, '%d+') do
-      m[p], p = tonumber(v), p + 1
-    end
+-- How many of the 8-byte entries of `entries` equal `entry`.
+local function count_in(entries, entry)
+  local n, i = 0, 1
+  while true do
+    local p = string.find(entries, entry, i, true)
+    if not p then return n end
+    if (p - 1) % 8 == 0 then n, i = n + 1, p + 8 else i = p + 1 end
   end
-  for q = p, k do m[q] = 0 end
-  return m
 end
 
-local function joined_matches(m, k)
-  for p = 2, k do
-    if m[p] ~= 0 then return table.concat(m, ',', 2, k) end
-  end
-  return ''
+-- `pending` (records of RECORD bytes) with `entry` awaiting at `index`, at most `bound` records.
+local function awaiting(pending, entry, index, bound)
+  local p = find_record(pending, entry, RECORD)
+  if p then pending = string.sub(pending, 1, p - 1) .. string.sub(pending, p + RECORD) end
+  pending = pending .. entry .. string.format('%012d', index)
+  if #pending > bound * RECORD then pending = string.sub(pending, RECORD + 1) end
+  return pending
 end
+
+-- remember(table_key, ring_key, entry, entry_pair, count, bound): observe.lua defines it when the
+-- round trip carries results (a check without results does not pay for its closure).
+local remember

@@ -6,26 +6,12 @@
 --   st:p:<k><o>  count, failed (0/1) and the st:n of the last time call k gave outcome o
 -- each value led by the 12-digit number of the result that wrote it. Like RecentDigests, each
 -- table keeps what its last `window` writes wrote: its ring st:<t>r holds the entries written.
+-- fields: st:n st:u
+-- ops: check observe
 
 local function stall_get(t, entry)
   local v = redis.call('HGET', KEYS[1], 'st:' .. t .. ':' .. entry)
   return v and string.sub(v, 13)
-end
-
-local function stall_put(t, width, entry, payload, u, size)
-  local ring_field = 'st:' .. t .. 'r'
-  local ring = redis.call('HGET', KEYS[1], ring_field) or ''
-  local at = ((u - 1) % size) * width
-  if #ring >= size * width then
-    local oldest = string.sub(ring, at + 1, at + width)
-    local field = 'st:' .. t .. ':' .. oldest
-    local v = redis.call('HGET', KEYS[1], field)
-    if v and tonumber(string.sub(v, 1, 12)) == u - size then redis.call('HDEL', KEYS[1], field) end
-    ring = string.sub(ring, 1, at) .. entry .. string.sub(ring, at + width + 1)
-  else
-    ring = ring .. entry
-  end
-  redis.call('HSET', KEYS[1], ring_field, ring, 'st:' .. t .. ':' .. entry, string.format('%012d', u) .. payload)
 end
 
 local function stall_pair(v)  -- count, failed, novelty stamp
@@ -33,22 +19,36 @@ local function stall_pair(v)  -- count, failed, novelty stamp
   return tonumber(count), failed == '1', tonumber(stamp)
 end
 
-UNITS['stall'] = {
-  check = function(b, key, tool)
-    local outcome = stall_get('l', key)
-    local v = outcome and stall_get('p', key .. outcome)
+UNITS['stall'] = function(op, b, x)
+  if op == 'check' then
+    local outcome = stall_get('l', x.key)
+    local v = outcome and stall_get('p', x.key .. outcome)
     if not v then return nil end
     local count, failed, stamp = stall_pair(v)
-    if stamp ~= (tonumber(redis.call('HGET', KEYS[1], 'st:n')) or 0) then return nil end
+    if stamp ~= (tonumber(F['st:n']) or 0) then return nil end
     local limit = failed and b[3] or b[2]
     if limit > 0 and count >= limit then return count, limit, failed and 'error' or '' end
-    return nil
-  end,
-  observe = function(b, key, result, failed, err, tool)
-    local size, outcome = b[4], failed and err or result
+  elseif op == 'observe' then
+    -- Defined here, not with the other helpers: a check without results pays for no closure.
+    local function stall_put(t, width, entry, payload, u, size)
+      local ring_field = 'st:' .. t .. 'r'
+      local ring = redis.call('HGET', KEYS[1], ring_field) or ''
+      local at = ((u - 1) % size) * width
+      if #ring >= size * width then
+        local oldest = string.sub(ring, at + 1, at + width)
+        local field = 'st:' .. t .. ':' .. oldest
+        local v = redis.call('HGET', KEYS[1], field)
+        if v and tonumber(string.sub(v, 1, 12)) == u - size then redis.call('HDEL', KEYS[1], field) end
+        ring = string.sub(ring, 1, at) .. entry .. string.sub(ring, at + width + 1)
+      else
+        ring = ring .. entry
+      end
+      redis.call('HSET', KEYS[1], ring_field, ring, 'st:' .. t .. ':' .. entry, string.format('%012d', u) .. payload)
+    end
+    local size, key, failed = b[4], x.key, x.failed
+    local outcome = failed and x.err or x.result
     if outcome == NONE then outcome = string.rep('\0', 7) .. '\1' end
-    local got = redis.call('HMGET', KEYS[1], 'st:n', 'st:u')
-    local novel, u = tonumber(got[1]) or 0, (tonumber(got[2]) or 0) + 1
+    local novel, u = tonumber(F['st:n']) or 0, (tonumber(F['st:u']) or 0) + 1
     if not stall_get('s', outcome) then novel = novel + 1 end
     stall_put('s', 8, outcome, '1', u, size)
     local v, count = stall_get('p', key .. outcome), 1
@@ -58,6 +58,6 @@ UNITS['stall'] = {
     end
     stall_put('p', 16, key .. outcome, count .. ',' .. (failed and '1' or '0') .. ',' .. novel, u, size)
     stall_put('l', 8, key, outcome, u, size)
-    redis.call('HSET', KEYS[1], 'st:n', novel, 'st:u', u)
-  end,
-}
+    put('st:n', novel) put('st:u', u)
+  end
+end
