@@ -18,8 +18,7 @@ from loopfuse.calls import CallKey
 from loopfuse.decision import Denial
 from loopfuse.state import AgentState, ToolResult
 from loopfuse.stores.redis_scripts import ScriptSet, fragment_fields
-
-from .conftest import RedisServer, unique_prefix
+from tests.store_fixtures import RedisServer, unique_prefix
 
 LUA = resources.files("loopfuse.stores").joinpath("lua")
 OFF = {"circuit_breaker": {"enabled": False}, "loop_brake": {"enabled": False}}
