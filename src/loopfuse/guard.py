@@ -11,6 +11,7 @@ from typing import Any, TypeVar, overload
 from ._awaited import AwaitedCalls
 from ._guard_events import GuardEvents
 from ._invalid_turns import InvalidTurns
+from ._result_reporting import ResultReporting
 from ._rounds import Rounds
 from .agents import AgentIdentityError
 from .breakers import Breaker
@@ -26,10 +27,9 @@ from .incidents import IncidentLog, logger
 from .listeners import GuardListener
 from .messages import STORE_DENIED, denial_message
 from .overrides import Overrides, allow_next_logged, paused_logged
-from .state import ToolResult
 from .stores import open_store, store_spec
 from .stores.base import Outcome, Store, StoreUnavailableError
-from .untrusted import BAD_TOOL, error_text, is_exception, tool_name, tool_result
+from .untrusted import BAD_TOOL, tool_name
 from .wrapping import CURRENT_SESSION, guarded
 
 __all__ = ["Guard"]
@@ -37,7 +37,7 @@ __all__ = ["Guard"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Guard(InvalidTurns):
+class Guard(InvalidTurns, ResultReporting):
     """Decides, in code, whether an agent's next tool call may run.
 
     Breakers are evaluated in the order of ``loopfuse.breakers.registry.REGISTRY``: the call
@@ -177,84 +177,11 @@ class Guard(InvalidTurns):
             return self._store_refused(exc, call, args, agent)
         return self._decision(call, args, agent, self._store_answered(outcome))
 
-    def record_result(
-        self,
-        tool: str,
-        args: Any = None,
-        result: Any = None,
-        agent: Any = "default",
-        *,
-        ok: bool | None = None,
-        error: Any = None,
-    ) -> None:
-        """Tell the guard what a call that ran returned (``ok=False`` for an error).
-
-        ``error``, when given, is what the call failed with (an exception or its text):
-        the same as ``result=error, ok=False``; an exception as ``result`` is an error too,
-        judged by its type and message. Breakers that opt in treat the same call
-        returning a new result as progress. Only a digest of the result is kept, never
-        the result. Never raises: a result that cannot be judged is ignored (fail open).
-        """
-        try:
-            prepared = self._prepared_result(tool, args, result, agent, ok, error)
-            if prepared is not None:
-                self._observed(prepared[0].tool, agent, self._store.record_result(agent, *prepared))
-        except Exception as exc:
-            self._result_failed(exc, tool, agent)
-
-    async def arecord_result(
-        self,
-        tool: str,
-        args: Any = None,
-        result: Any = None,
-        agent: Any = "default",
-        *,
-        ok: bool | None = None,
-        error: Any = None,
-    ) -> None:
-        """``record_result`` for async hosts: on Redis the result waits for the agent's next
-        ``acheck`` (no round trip of its own), so the event loop is never blocked. Never raises."""
-        try:
-            prepared = self._prepared_result(tool, args, result, agent, ok, error)
-            if prepared is not None:
-                self._observed(prepared[0].tool, agent, await self._store.arecord_result(agent, *prepared))
-        except Exception as exc:
-            self._result_failed(exc, tool, agent)
-
     def _store_refused(self, exc: Exception, call: CallKey, args: Any, agent: Any) -> Decision:
         """The store could not answer (an outage) or could not key the agent (fail open)."""
         if isinstance(exc, StoreUnavailableError):
             return self._store_failed(call.tool, agent, exc)
         return self._decision(call, args, agent, self._store_answered(None))
-
-    def _result_failed(self, exc: Exception, tool: Any, agent: Any) -> None:
-        """A result the store could not take (an outage), or a caller's object that raised."""
-        if isinstance(exc, StoreUnavailableError):
-            self._result_lost(tool_name(tool) or BAD_TOOL, agent, exc)
-        else:
-            self._unexpected(exc, tool, agent, checked=False)
-
-    def _prepared_result(
-        self, tool: Any, args: Any, result: Any, agent: Any, ok: bool | None, error: Any
-    ) -> tuple[CallKey, ToolResult] | None:
-        """The call a result belongs to and the result's digests; None when there is nothing
-        to record (an unguarded call) or the result cannot be read (counted as fail-open)."""
-        if error is not None:
-            result, ok = error, False
-        if is_exception(result):
-            result, ok = error_text(result), False if ok is None else ok
-        call = self._awaited.take(tool, args) or self._call_key(tool, args, agent, count=False)
-        if call is None:
-            return None
-        outcome = tool_result(result, ok)
-        if outcome is None:
-            self._fail_open("result", call.tool, agent, checked=False)
-            return None
-        return call, outcome
-
-    def _observed(self, tool: str, agent: Any, kept: bool) -> None:
-        if kept is False:  # the agent cannot be keyed
-            self._fail_open("result", tool, agent, checked=False)
 
     def paused(self, agent: Any = "default") -> contextlib.AbstractContextManager[None]:
         """Within the block every call of ``agent`` is allowed and counted by no breaker
