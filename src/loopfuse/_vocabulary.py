@@ -18,7 +18,7 @@ from typing import Any
 
 from .errors import ConfigError
 
-__all__ = ["GUARD_WIDE", "KIND_SECTIONS", "errors_as_written", "to_storage"]
+__all__ = ["GUARD_WIDE", "KIND_SECTIONS", "errors_as_written", "normalize_name", "to_storage"]
 
 # section as the kind names it -> (section it is kept in, {key as written: key kept})
 KIND_SECTIONS: dict[str, tuple[str, dict[str, str]]] = {
@@ -87,8 +87,13 @@ def _table(name: str, body: Any) -> Mapping[str, Any]:
     return body
 
 
+def normalize_name(name: str) -> str:
+    """``circuit-breaker`` and ``maxCallsPerAgent`` as ``circuit_breaker``, ``max_calls_per_agent``."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).replace("-", "_").lower()
+
+
 def _norm(name: Any) -> str:
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", str(name)).replace("-", "_").lower()
+    return normalize_name(str(name))
 
 
 @contextlib.contextmanager

@@ -11,13 +11,12 @@ import contextlib
 import dataclasses
 import difflib
 import os
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._vocabulary import KIND_SECTIONS, errors_as_written, to_storage
+from ._vocabulary import KIND_SECTIONS, errors_as_written, normalize_name, to_storage
 from .breakers.cycle import CycleConfig
 from .breakers.invalid import InvalidConfig
 from .breakers.near_duplicate import DEFAULT_MASKS, DEFAULT_VOLATILE_KEYS, NearDuplicateConfig
@@ -58,6 +57,7 @@ __all__ = [
     "ToolRule",
     "find_config_file",
     "load_config_file",
+    "normalize_name",
     "parse_config",
     "parse_config_file",
     "resolve_max_repeats",
@@ -281,11 +281,6 @@ SECTIONS: dict[str, type[Any]] = {
 }
 SECTIONS.update({name: cls for name, cls in unit_sections().items() if name not in SECTIONS})
 _FIELDS = frozenset(f.name for f in dataclasses.fields(GuardConfig)) - {"sections"}
-
-
-def normalize_name(name: str) -> str:
-    """``circuit-breaker`` and ``maxCallsPerAgent`` as ``circuit_breaker``, ``max_calls_per_agent``."""
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).replace("-", "_").lower()
 
 
 def parse_config(mapping: Mapping[str, Any]) -> GuardConfig:

@@ -67,8 +67,9 @@ async def test_a_long_session_has_no_call_cap_by_default(tmp_path: Path) -> None
         ("", ("--max-calls", "5"), 5),
         ("[circuit_breaker]\nmax_calls_per_agent = 4\n", (), 4),
         ("[circuit_breaker]\nmax_calls_per_agent = 4\n", ("--max-calls", "5"), 5),
+        ("[cap]\nlimit = 3\n", (), 3),
     ],
-    ids=["--max-calls", "configuration file", "--max-calls over the file"],
+    ids=["--max-calls", "configuration file", "--max-calls over the file", "[cap] limit"],
 )
 async def test_a_cap_that_is_set_refuses_the_next_call_with_the_caps_text(
     tmp_path: Path, config: str, options: tuple[str, ...], cap: int

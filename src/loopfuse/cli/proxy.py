@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .._vocabulary import to_storage
 from ..config import GuardConfig, find_config_file, in_file, load_config_file, normalize_name, parse_config
 from ..errors import ConfigError
 from ..guard import Guard
@@ -112,11 +113,13 @@ def _parse(mapping: Mapping[str, Any], found: Path | None) -> GuardConfig:
 
 
 def _sets_cap(mapping: Mapping[str, Any]) -> bool:
-    """Whether the configuration file names ``[circuit_breaker] max_calls_per_agent``."""
-    for section, body in mapping.items():
-        if normalize_name(str(section)) == "circuit_breaker" and isinstance(body, Mapping):
-            return any(normalize_name(str(key)) == "max_calls_per_agent" for key in body)
-    return False
+    """Whether the configuration file sets the cap (``[cap] limit`` or its older spelling
+    ``[circuit_breaker] max_calls_per_agent``); the file has already parsed."""
+    stored, _ = to_storage({normalize_name(str(k)): v for k, v in mapping.items()})
+    body = stored.get("circuit_breaker")
+    return isinstance(body, Mapping) and any(
+        normalize_name(str(key)) == "max_calls_per_agent" for key in body
+    )
 
 
 def _parse_env(pairs: list[str]) -> dict[str, str]:
