@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from loopfuse import ConfigError, Guard, parse_config
 from loopfuse.breakers.build import build_breakers
-from loopfuse.breakers.registry import REGISTRY
+from loopfuse.breakers.registry import REGISTRY, BreakerUnit
 from loopfuse.calls import CallKey
 from loopfuse.decision import Denial, Kind
 from loopfuse.messages import RULE_MESSAGES
@@ -36,9 +36,15 @@ def test_a_section_error_names_the_section_key_value_and_what_is_allowed() -> No
         parse_config({"stall": {"eror_limit": 2}})
 
 
-def test_every_rule_a_breaker_names_has_its_sentence() -> None:
-    for cls in REGISTRY.values():
-        assert set(cls.MESSAGES) <= set(RULE_MESSAGES)
+def test_every_rule_a_script_can_report_has_its_sentence() -> None:
+    """Each rule a denial from the Redis script is mapped to (``script_rule``) has a sentence."""
+    config = parse_config({"repeat": {"limit": 3}, "tools": {"grep": {"duplicate_limit": 2}}})
+    codes = ("", "window", "result", "same_result", "progress", "identical", "error")
+    for built in build_breakers(config):
+        breaker = cast(BreakerUnit, built)
+        for tool in ("grep", "ls"):
+            for code in codes:
+                assert breaker.script_rule(code, tool) in RULE_MESSAGES, (breaker.kind, code, tool)
     assert "stall.error_limit" in RULE_MESSAGES
 
 
