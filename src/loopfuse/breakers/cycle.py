@@ -98,7 +98,7 @@ class CycleBreaker:
         return None
 
     def record(self, state: AgentState, call: CallKey) -> None:
-        if self.only_with_results and not state.reporting:
+        if self.only_with_results and not state.results.reporting:
             return  # no block could be judged yet: no bookkeeping until results arrive
         track = state.units.get("cycle") if state.units else None
         if track is None:
@@ -114,7 +114,7 @@ class CycleBreaker:
 
     def observe(self, state: AgentState, call: CallKey, result: ToolResult) -> None:
         track = state.units.get("cycle") if state.units else None
-        if track is None and self.only_with_results and not state.reporting:
+        if track is None and self.only_with_results and not state.results.reporting:
             track = state.unit("cycle", lambda: CycleTrack(self.max_period))  # the agent's first result: its
             track.history.append(call.key)  # call, the newest, starts the tracked calls
             track.results.append(0)

@@ -108,7 +108,7 @@ class WindowBreaker:
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
         limit = self.tool_limits.get(call.tool, self.limit)
-        last = state.results.last.get(call.key) if self.result_aware and state.reporting else None
+        last = state.results.last.get(call.key) if self.result_aware and state.results.reporting else None
         if last is not None and self.result_limit and call.tool not in self.tool_limits:
             limit = self.result_limit
         count = state.window.count(call.key)

@@ -136,7 +136,7 @@ class NearDuplicateBreaker:
         return "tools.near_duplicate_limit" if tool in self.tool_limits else "near_duplicate.limit"
 
     def record(self, state: AgentState, call: CallKey) -> None:
-        if self.only_with_results and not state.reporting:
+        if self.only_with_results and not state.results.reporting:
             return  # nothing could count yet: skip the masking until results arrive
         if not call.near:
             return
