@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from .brake import LoopBrake, decorate_tool, wrap_execute
-from .calls import call_digest, canonical_json
+from ._brake import LoopBrake, decorate_tool, wrap_execute
+from ._calls import call_digest, canonical_json
+from ._escalation import escalation_point
+from ._wrapping import agent_session
 from .compaction import RapidRefillTracker
 from .config import (
     CircuitBreakerConfig,
@@ -16,11 +18,9 @@ from .config import (
 )
 from .decision import Decision, Denial
 from .errors import ConfigError, LoopAbortedError, LoopBrakeError, LoopfuseError
-from .escalation import escalation_point
 from .guard import Guard
 from .incidents import Supervisor, SupervisorPolicy
 from .listeners import GuardListener
-from .wrapping import agent_session
 
 __version__ = "0.1.0"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .calls import CallKey
+from ._calls import CallKey
 
 __all__ = ["AwaitedCalls"]
 

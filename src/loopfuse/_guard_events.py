@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .agents import agent_label
+from ._agents import agent_label
+from ._stats import GuardStats
 from .decision import Decision, Denial
 from .incidents import IncidentLog, incident_record, logger
 from .listeners import GuardListener
-from .stats import GuardStats
 from .stores.base import Outcome, StoreUnavailableError
 
 __all__ = ["GuardEvents", "log_name"]

@@ -13,8 +13,8 @@ from .decision import Decision, Denial
 from .stores.base import Outcome, Store, StoreUnavailableError
 
 if TYPE_CHECKING:
+    from ._stats import GuardStats
     from .listeners import GuardListener
-    from .stats import GuardStats
 
 __all__ = ["InvalidTurns"]
 

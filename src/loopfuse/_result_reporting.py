@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._awaited import AwaitedCalls
-from .calls import CallKey
-from .state import ToolResult
+from ._calls import CallKey
+from ._state import ToolResult
+from ._untrusted import BAD_TOOL, error_text, is_exception, tool_name, tool_result
 from .stores.base import Store, StoreUnavailableError
-from .untrusted import BAD_TOOL, error_text, is_exception, tool_name, tool_result
 
 if TYPE_CHECKING:
     from .decision import Decision

@@ -1,157 +1,17 @@
-"""The identity of a tool call: canonical JSON and its digest.
-
-With the ``fast`` extra (orjson), canonical JSON is written by orjson whenever its text
-is certain to be the standard library's byte for byte (no ``null``, which may stand for
-NaN, no negative exponent or small decimal, which the two write differently, no subclass
-of a JSON type); anything else takes the pure-Python path, so both give every call the
-same key.
-"""
+"""Old import path, kept working: the same objects as ``loopfuse._calls``."""
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Callable, Mapping
-from typing import Any
+from ._calls import (
+    CallKey,
+    call_digest,
+    canonical_json,
+    strip_ignored,
+)
 
-__all__ = ["CallKey", "call_digest", "canonical_json", "strip_ignored"]
-
-
-def _unserializable(value: Any) -> Any:
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-
-def _encoder() -> Callable[[Any], str]:
-    """The C encoder called directly (no per-call setup); circular input raises RecursionError."""
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:  # pragma: no cover - interpreters without the C accelerator
-        return json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
-    encode = make(None, _unserializable, json.encoder.encode_basestring, None, ":", ",", True, False, True)
-    return lambda value: "".join(encode(value, 0))
-
-
-def _fast_encoder() -> Callable[[Any], bytes | None] | None:
-    """orjson's canonical JSON, or None where the standard library might write it differently."""
-    try:
-        import orjson
-    except ImportError:
-        return None
-    dumps = orjson.dumps
-    option = (
-        orjson.OPT_SORT_KEYS
-        | orjson.OPT_PASSTHROUGH_DATACLASS
-        | orjson.OPT_PASSTHROUGH_DATETIME
-        | orjson.OPT_PASSTHROUGH_SUBCLASS
-    )
-
-    def encode(value: Any) -> bytes | None:
-        try:
-            out: bytes = dumps(value, option=option)
-        except Exception:  # a type, key or integer orjson refuses: the pure path decides
-            return None
-        # null may be NaN or Infinity; Python writes 1e-07 and 2.5e-05 where orjson writes
-        # 1e-7 and 0.000025 (positive exponents agree). One-byte tests first (memchr speed).
-        if b"null" in out or (b"-" in out and b"e-" in out) or (b"." in out and b"0.0000" in out):
-            return None
-        return out
-
-    return encode
-
-
-_ENCODE = _encoder()
-_FAST = _fast_encoder()
-_MASK63 = (1 << 63) - 1
-
-
-def canonical_json(args: Any) -> str:
-    """JSON with object keys sorted at every depth and no spaces (as JavaScript prints it)."""
-    if _FAST is not None:
-        raw = _FAST(args)
-        if raw is not None:
-            return raw.decode()
-    return _ENCODE(args)
-
-
-def call_digest(tool: str, args: Any) -> bytes:
-    """``sha256(tool + "\\n" + canonical_json(args))``; raises on unserializable arguments."""
-    return _sha256(tool, canonical_json(args))
-
-
-def _sha256(tool: str, text: str) -> bytes:
-    return hashlib.sha256((tool + "\n" + text).encode("utf-8", "surrogatepass")).digest()
-
-
-_HEADS: dict[str, bytes] = {}
-
-
-def _digest(tool: str, args: Any) -> tuple[bytes, str | bytes]:
-    """``sha256(tool + "\\n" + canonical JSON)`` and that JSON, as orjson's UTF-8 bytes when
-    it wrote it (hashed as they are: no decoding and encoding again), else as text."""
-    raw = _FAST(args) if _FAST is not None else None
-    if raw is None:
-        text = _ENCODE(args)
-        return _sha256(tool, text), text
-    head = _HEADS.get(tool)
-    if head is None:
-        head = (tool + "\n").encode("utf-8", "surrogatepass")
-        if len(_HEADS) < 4096:
-            _HEADS[tool] = head
-    return hashlib.sha256(head + raw).digest(), raw
-
-
-def strip_ignored(args: Any, ignore: frozenset[str]) -> Any:
-    """``args`` without the top-level keys named in ``ignore`` (the same object if none is there)."""
-    if not ignore or not isinstance(args, Mapping) or ignore.isdisjoint(args):
-        return args
-    return {k: v for k, v in args.items() if k not in ignore}
-
-
-class CallKey:
-    """The digests of one call: ``full`` over all arguments, ``key`` without ignored ones.
-
-    ``key`` is a 63-bit integer (never 0) used by the window breaker; ``full`` is the
-    loop brake's sha256. When no ignored argument is present both come from one hash.
-    ``text`` is the canonical JSON the key was computed from. ``near`` is the
-    near-duplicate key (volatile values masked), computed on first use by ``near_of``
-    and 0 when there is none.
-    """
-
-    __slots__ = ("_near", "_text", "full", "key", "near_of", "tool")
-
-    def __init__(self, tool: str, full: bytes, key: int, text: str | bytes = "") -> None:
-        self.tool = tool
-        self.full = full
-        self.key = key
-        self._text = text
-        self.near_of: Callable[[CallKey], int] | None = None
-        self._near = -1
-
-    @classmethod
-    def of(cls, tool: str, args: Any, ignore: frozenset[str] = frozenset()) -> CallKey | None:
-        """The call's key, or None when its arguments cannot be serialized (fail open)."""
-        try:
-            full, text = _digest(tool, args)
-            window = full
-            if ignore and isinstance(args, Mapping) and not ignore.isdisjoint(args):
-                window, text = _digest(tool, {k: v for k, v in args.items() if k not in ignore})
-        except Exception:  # unserializable, or the caller's objects raise while read
-            return None
-        return cls(tool, full, (int.from_bytes(window[:8], "big") & _MASK63) or 1, text)
-
-    @property
-    def text(self) -> str:
-        """The canonical JSON the key was computed from."""
-        text = self._text
-        if isinstance(text, bytes):
-            text = self._text = text.decode()
-        return text
-
-    @property
-    def near(self) -> int:
-        if self._near < 0:
-            self._near = self.near_of(self) if self.near_of is not None else 0
-        return self._near
-
-    @property
-    def hash_prefix(self) -> str:
-        return self.full.hex()[:12]
+__all__ = [
+    "CallKey",
+    "call_digest",
+    "canonical_json",
+    "strip_ignored",
+]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._config_files import load_config_file
 from ._vocabulary import KIND_SECTIONS, errors_as_written, normalize_name, to_storage
 from .breakers.cycle import CycleConfig
 from .breakers.invalid import InvalidConfig
@@ -38,7 +39,6 @@ from .checks import (
     fail,
     resolve_max_repeats,
 )
-from .config_files import load_config_file
 from .errors import ConfigError
 
 __all__ = [

@@ -8,29 +8,29 @@ import time
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, TypeVar, overload
 
+from ._agents import AgentIdentityError
 from ._awaited import AwaitedCalls
+from ._calls import CallKey
 from ._guard_events import GuardEvents
 from ._invalid_turns import InvalidTurns
+from ._messages import STORE_DENIED, denial_message
+from ._overrides import Overrides, allow_next_logged, paused_logged
 from ._result_reporting import ResultReporting
 from ._rounds import Rounds
-from .agents import AgentIdentityError
+from ._untrusted import BAD_TOOL, tool_name
+from ._wrapping import CURRENT_SESSION, guarded
 from .breakers import Breaker
 from .breakers._warn import WARNING_TEXT
 from .breakers.build import build_breakers, build_warners
 from .breakers.invalid import InvalidTurnBreaker
-from .calls import CallKey
 from .checks import check_store_policy
 from .config import GuardConfig, find_config_file, in_file, load_config_file, parse_config
 from .decision import Decision, Denial
 from .identity import CallIdentity
 from .incidents import IncidentLog, logger
 from .listeners import GuardListener
-from .messages import STORE_DENIED, denial_message
-from .overrides import Overrides, allow_next_logged, paused_logged
 from .stores import open_store, store_spec
 from .stores.base import Outcome, Store, StoreUnavailableError
-from .untrusted import BAD_TOOL, tool_name
-from .wrapping import CURRENT_SESSION, guarded
 
 __all__ = ["Guard"]
 
@@ -208,7 +208,7 @@ class Guard(InvalidTurns, ResultReporting):
 
         A denied call returns the denial text instead of running the function; once the
         agent escalates, ``LoopAbortedError`` is raised instead. Without ``agent=``, each
-        call counts for the agent of the enclosing ``loopfuse.wrapping.agent_session``,
+        call counts for the agent of the enclosing ``loopfuse._wrapping.agent_session``,
         else ``"default"``.
         """
         if fn is None:

@@ -8,9 +8,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .calls import CallKey, canonical_json
+from ._calls import CallKey, canonical_json
+from ._volatile import int_digest, mask_text
 from .config import GuardConfig, ToolRule
-from .volatile import int_digest, mask_text
 
 __all__ = ["CallIdentity"]
 

@@ -1,51 +1,19 @@
-"""Reading the caller's objects without trusting them: tool names, exceptions and results.
-
-Every function here returns a value (or None for "cannot be judged") whatever the object
-does when read: its own methods may raise anything.
-"""
+"""Old import path, kept working: the same objects as ``loopfuse._untrusted``."""
 
 from __future__ import annotations
 
-from typing import Any
+from ._untrusted import (
+    BAD_TOOL,
+    error_text,
+    is_exception,
+    tool_name,
+    tool_result,
+)
 
-from .state import ToolResult
-from .volatile import result_digests
-
-__all__ = ["BAD_TOOL", "error_text", "is_exception", "tool_name", "tool_result"]
-
-BAD_TOOL = "<invalid tool name>"  # names a tool that is not a string in decisions and stats
-
-
-def tool_name(tool: Any) -> str | None:
-    """``tool`` as a plain ``str`` (a subclass's own methods never run); None if not a string."""
-    try:
-        return str.__str__(tool) if isinstance(tool, str) else None
-    except Exception:
-        return None
-
-
-def is_exception(value: Any) -> bool:
-    try:
-        return isinstance(value, BaseException)
-    except Exception:
-        return False
-
-
-def error_text(error: Any) -> Any:
-    """An exception as its type and message (the same failure gives the same text)."""
-    if not isinstance(error, BaseException):
-        return error
-    try:
-        message = str(error)
-    except Exception:  # a broken __str__ must not reach the host
-        message = ""
-    return f"{type(error).__name__}: {message}"
-
-
-def tool_result(result: Any, ok: bool | None) -> ToolResult | None:
-    """The digests of a result (errors with numbers masked too); None if it cannot be read."""
-    try:
-        digest, error = result_digests(result, ok is False)
-        return ToolResult(digest, ok if type(ok) is bool else None, error)
-    except Exception:  # unserializable, or the caller's objects raise while read
-        return None
+__all__ = [
+    "BAD_TOOL",
+    "error_text",
+    "is_exception",
+    "tool_name",
+    "tool_result",
+]

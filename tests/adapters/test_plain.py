@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from loopfuse import Guard, LoopAbortedError
-from loopfuse.wrapping import agent_session
+from loopfuse._wrapping import agent_session
 
 LIMITS = {"circuit_breaker": {"duplicate_limit": 3, "result_limit": 3}, "guard": {"abort_after_denials": 4}}
 SECRET = "secret-query-7"

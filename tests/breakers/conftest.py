@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from loopfuse._calls import CallKey
+from loopfuse._state import AgentState
 from loopfuse.breakers import Breaker
-from loopfuse.calls import CallKey
 from loopfuse.decision import Denial
-from loopfuse.state import AgentState
 
 __all__ = ["call", "decide", "make_state"]
 

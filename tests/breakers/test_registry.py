@@ -7,12 +7,12 @@ from typing import Any, cast
 import pytest
 
 from loopfuse import ConfigError, Guard, parse_config
+from loopfuse._calls import CallKey
+from loopfuse._messages import RULE_MESSAGES
+from loopfuse._state import AgentState, ToolResult
 from loopfuse.breakers.build import build_breakers
 from loopfuse.breakers.registry import REGISTRY, BreakerUnit
-from loopfuse.calls import CallKey
 from loopfuse.decision import Denial, Kind
-from loopfuse.messages import RULE_MESSAGES
-from loopfuse.state import AgentState, ToolResult
 from loopfuse.stores.redis_scripts import SUPPORTED_KINDS
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from loopfuse._calls import CallKey
+from loopfuse._state import AgentState, ToolResult
 from loopfuse.breakers.stall import StallBreaker
-from loopfuse.calls import CallKey
-from loopfuse.state import AgentState, ToolResult
 
 
 def call(n: int, tool: str = "edit") -> CallKey:

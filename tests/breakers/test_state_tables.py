@@ -7,7 +7,7 @@ from collections import deque
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loopfuse.state import CountingWindow, RecentDigests
+from loopfuse._state import CountingWindow, RecentDigests
 
 
 @settings(max_examples=200, deadline=None)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loopfuse.calls import CallKey, _encoder, _fast_encoder
+from loopfuse._calls import CallKey, _encoder, _fast_encoder
 
 from .canonical_samples import SAMPLES
 
@@ -37,7 +37,7 @@ def test_keys_are_the_same_with_and_without_orjson() -> None:
     script = (
         "import sys, json\n"
         "if sys.argv[1] == 'pure': sys.modules['orjson'] = None\n"
-        "from loopfuse.calls import CallKey, _FAST\n"
+        "from loopfuse._calls import CallKey, _FAST\n"
         "from tests.guard.canonical_samples import SAMPLES\n"
         "print(json.dumps([_FAST is not None] + [getattr(CallKey.of('t', s), 'key', None) for s in SAMPLES]))\n"
     )

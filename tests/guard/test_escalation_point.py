@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loopfuse import Guard, parse_config
-from loopfuse.escalation import escalation_point
+from loopfuse._escalation import escalation_point
 
 
 def stopped_at(guard: Guard, calls: int = 200) -> int | None:

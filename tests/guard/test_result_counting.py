@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from loopfuse import Guard
-from loopfuse.calls import CallKey
+from loopfuse._calls import CallKey
 from tests.store_fixtures import GuardFactory
 
 from .conftest import ONLY_NEW, run

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from loopfuse import Guard
-from loopfuse.agents import agent_label, agent_name
+from loopfuse._agents import agent_label, agent_name
 from loopfuse.stores.memory import agent_label as memory_agent_label
 from tests.store_fixtures import RedisServer
 

@@ -18,6 +18,107 @@ SRC = Path(loopfuse.__file__).resolve().parent
 
 # Old import path -> (where the names live now, the names the old path has always had).
 MOVED: dict[str, tuple[str, tuple[str, ...]]] = {
+    # runtime internals, private modules since the httpx-style layout
+    "loopfuse.agents": (
+        "loopfuse._agents",
+        (
+            "ID_ATTRIBUTES",
+            "AgentIdentityError",
+            "agent_label",
+            "agent_name",
+        ),
+    ),
+    "loopfuse.brake": (
+        "loopfuse._brake",
+        (
+            "LoopBrake",
+            "decorate_tool",
+            "wrap_execute",
+        ),
+    ),
+    "loopfuse.calls": (
+        "loopfuse._calls",
+        (
+            "CallKey",
+            "call_digest",
+            "canonical_json",
+            "strip_ignored",
+        ),
+    ),
+    "loopfuse.config_files": ("loopfuse._config_files", ("load_config_file",)),
+    "loopfuse.escalation": (
+        "loopfuse._escalation",
+        (
+            "escalation_point",
+            "first_denied_repeat",
+        ),
+    ),
+    "loopfuse.messages": (
+        "loopfuse._messages",
+        (
+            "DEFAULT_MESSAGES",
+            "RULE_MESSAGES",
+            "STORE_DENIED",
+            "denial_message",
+        ),
+    ),
+    "loopfuse.overrides": (
+        "loopfuse._overrides",
+        (
+            "Overrides",
+            "allow_next_logged",
+            "paused_logged",
+        ),
+    ),
+    "loopfuse.state": (
+        "loopfuse._state",
+        (
+            "AgentResults",
+            "AgentState",
+            "CountingWindow",
+            "CycleTrack",
+            "RecentDigests",
+            "ResultBook",
+            "ToolResult",
+        ),
+    ),
+    "loopfuse.stats": ("loopfuse._stats", ("GuardStats",)),
+    "loopfuse.untrusted": (
+        "loopfuse._untrusted",
+        (
+            "BAD_TOOL",
+            "error_text",
+            "is_exception",
+            "tool_name",
+            "tool_result",
+        ),
+    ),
+    "loopfuse.volatile": (
+        "loopfuse._volatile",
+        (
+            "ERROR_MASKS",
+            "MASKS",
+            "RESULT_MASKS",
+            "int_digest",
+            "pair_key",
+            "result_digest",
+            "result_digests",
+        ),
+    ),
+    "loopfuse.wrapping": (
+        "loopfuse._wrapping",
+        (
+            "CURRENT_SESSION",
+            "abort_error",
+            "agent_session",
+            "call_arguments",
+            "current_agent",
+            "guarded",
+            "refusal_text",
+            "run_before",
+            "warned",
+        ),
+    ),
     "loopfuse.incidents": ("loopfuse.incidents._log", ("IncidentLog", "incident_record", "logger")),
     "loopfuse.listeners": ("loopfuse.listeners._base", ("GuardListener",)),
     "loopfuse.incident_reader": ("loopfuse.incidents._reader", ("IncidentReader",)),
@@ -236,6 +337,16 @@ def test_the_runtime_never_imports_the_analysis_code() -> None:
         if name.startswith(("loopfuse.analysis", "loopfuse.cli")) or name in REEXPORTS:
             continue  # the analysis itself, the CLI that uses it, and the old paths' re-exports
         offenders += [f"{name} -> {t}" for t in _import_targets(path) if t.startswith("loopfuse.analysis")]
+    assert offenders == []
+
+
+def test_the_package_imports_its_internals_by_their_private_paths() -> None:
+    old_paths = REEXPORTS
+    offenders = []
+    for path in sorted(SRC.rglob("*.py")):
+        name = _module_name(path)
+        if name not in REEXPORTS:
+            offenders += [f"{name} -> {t}" for t in _import_targets(path) if t in old_paths]
     assert offenders == []
 
 

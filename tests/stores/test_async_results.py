@@ -8,8 +8,8 @@ import time
 from typing import Any
 
 from loopfuse import Guard
+from loopfuse._calls import CallKey
 from loopfuse.breakers.build import build_breakers
-from loopfuse.calls import CallKey
 from loopfuse.config import GuardConfig
 from loopfuse.stores import MemoryStore
 from loopfuse.stores.base import Outcome

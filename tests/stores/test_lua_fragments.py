@@ -12,11 +12,11 @@ from typing import Any, ClassVar
 import pytest
 
 from loopfuse import Guard
+from loopfuse._calls import CallKey
+from loopfuse._state import AgentState, ToolResult
 from loopfuse.breakers import CallCap, CycleBreaker, SameErrorBreaker
 from loopfuse.breakers.registry import REGISTRY
-from loopfuse.calls import CallKey
 from loopfuse.decision import Denial
-from loopfuse.state import AgentState, ToolResult
 from loopfuse.stores.redis_scripts import ScriptSet, fragment_fields
 from tests.store_fixtures import RedisServer, unique_prefix
 

@@ -11,8 +11,8 @@ import redis
 from redis.crc import key_slot
 
 from loopfuse import ConfigError, Guard
+from loopfuse._calls import CallKey
 from loopfuse.breakers import WindowBreaker
-from loopfuse.calls import CallKey
 from loopfuse.stores import StoreSpec, open_store
 from loopfuse.stores.redis import RedisStore
 from loopfuse.testing import RecordingListener

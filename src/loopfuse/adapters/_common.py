@@ -11,10 +11,10 @@ from collections.abc import Callable, Hashable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from .._escalation import escalation_point
+from .._wrapping import abort_error
 from ..errors import LoopAbortedError
-from ..escalation import escalation_point
 from ..incidents import logger
-from ..wrapping import abort_error
 
 if TYPE_CHECKING:
     from ..decision import Decision
@@ -107,7 +107,7 @@ def stopped_text(error: LoopAbortedError) -> str:
 
 class HostLimit:
     """Warns once (per adapter object) when a host's own turn or step limit ends a looping
-    run before the guard's escalation point (``loopfuse.escalation.escalation_point``)."""
+    run before the guard's escalation point (``loopfuse._escalation.escalation_point``)."""
 
     def __init__(self, guard: Guard, host: str) -> None:
         self.host = host

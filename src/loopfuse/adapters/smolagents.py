@@ -47,8 +47,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .._wrapping import call_arguments
 from ..errors import LoopAbortedError
-from ..wrapping import call_arguments
 from ._common import HostLimit, Scope, require, stop_error, with_warning
 
 require("smolagents", "smolagents")

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..calls import canonical_json
+from .._calls import canonical_json
 from ..config import GuardConfig
 from ..guard import Guard
 from .replay import ReplayDenial, ShadowAgent, shadow_config

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..calls import CallKey
+from .._calls import CallKey
+from .._state import AgentState, ToolResult
 from ..decision import Denial, Kind
-from ..state import AgentState, ToolResult
 from .cap import CallCap
 from .cycle import CycleBreaker
 from .duplicate import WindowBreaker
@@ -25,13 +25,16 @@ from .same_error import SameErrorBreaker
 from .stall import StallBreaker
 
 __all__ = [
+    "AgentState",
     "Breaker",
     "CallCap",
+    "CallKey",
     "CycleBreaker",
     "NearDuplicateBreaker",
     "RepeatBreaker",
     "SameErrorBreaker",
     "StallBreaker",
+    "ToolResult",
     "WindowBreaker",
 ]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from ..calls import CallKey
+from .._calls import CallKey
+from .._state import AgentState, ToolResult
 from ..decision import Denial, Kind
-from ..state import AgentState, ToolResult
 from ._text import STOP
 
 if TYPE_CHECKING:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from ..calls import CallKey
+from .._calls import CallKey
+from .._state import AgentState, CycleTrack, ToolResult
 from ..checks import check_bool, check_int, fail
 from ..decision import Denial, Kind
-from ..state import AgentState, CycleTrack, ToolResult
 from ._text import CHANGE
 from ._warn import lowered
 

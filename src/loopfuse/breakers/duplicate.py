@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
-from ..calls import CallKey
+from .._calls import CallKey
+from .._state import AgentState, ToolResult
+from .._volatile import pair_key
 from ..decision import Denial, Kind
-from ..state import AgentState, ToolResult
-from ..volatile import pair_key
 from ._text import CHANGE, NEW
 from ._warn import lowered
 

@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from ..calls import CallKey
+from .._calls import CallKey
+from .._state import AgentState, CountingWindow, ResultBook, ToolResult
+from .._volatile import pair_key
 from ..checks import check_bool, check_int, check_masks, check_names, fail
 from ..decision import Denial, Kind
-from ..state import AgentState, CountingWindow, ResultBook, ToolResult
-from ..volatile import pair_key
 from ._text import CHANGE
 from ._warn import lowered
 

@@ -6,10 +6,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from ..calls import CallKey
+from .._calls import CallKey
+from .._state import AgentState, ToolResult
 from ..checks import check_bool, check_int
 from ..decision import Denial, Kind
-from ..state import AgentState, ToolResult
 from ._text import CHANGE
 from ._warn import lowered
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from ..calls import CallKey
+from .._calls import CallKey
+from .._state import AgentState, RecentDigests, ToolResult
+from .._volatile import pair_key
 from ..checks import check_bool, check_int
 from ..decision import Denial, Kind
-from ..state import AgentState, RecentDigests, ToolResult
-from ..volatile import pair_key
 from ._text import CHANGE
 from ._warn import lowered
 

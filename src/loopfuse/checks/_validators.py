@@ -7,8 +7,8 @@ import os
 import stat
 from typing import Any
 
+from .._volatile import MASKS
 from ..errors import ConfigError
-from ..volatile import MASKS
 
 __all__ = [
     "MAX_REPEATS_ENV",

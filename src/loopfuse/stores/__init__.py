@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from ..calls import CallKey
+from .._calls import CallKey
+from .._state import ToolResult
 from ..checks import STORE_SCHEMES, redacted
 from ..errors import ConfigError
-from ..state import ToolResult
 from .base import ALLOWED, Outcome, Store, StoreSpec, StoreUnavailableError
 from .memory import MemoryStore
 

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..calls import CallKey
+from .._calls import CallKey
+from .._state import ToolResult
 from ..decision import Denial
-from ..state import ToolResult
 
 if TYPE_CHECKING:
     from ..breakers import Breaker

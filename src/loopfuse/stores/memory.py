@@ -10,11 +10,11 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from ..agents import agent_label
+from .._agents import agent_label
+from .._calls import CallKey
+from .._state import AgentState, ToolResult
 from ..breakers import Breaker
-from ..calls import CallKey
 from ..decision import Denial
-from ..state import AgentState, ToolResult
 from .base import ALLOWED, Outcome
 
 __all__ = ["AgentRegistry", "MemoryStore", "agent_label"]
@@ -26,7 +26,7 @@ class AgentRegistry:
     A string (or any hashable value that cannot be weakly referenced) is kept in an
     LRU table: past ``max_agents`` the least recently seen goes, and so does any agent
     idle for ``idle_seconds``. An object that can be weakly referenced is keyed by its
-    identity and its state goes away when the object does. Not thread-safe: the guard
+    identity and its state goes away when the object does. Not thread-safe: the store
     holds its lock around every call.
     """
 

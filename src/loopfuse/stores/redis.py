@@ -29,12 +29,12 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("the Redis store needs redis-py: pip install 'loopfuse[redis]'") from exc
 
-from ..agents import AgentIdentityError, agent_name
-from ..calls import CallKey
+from .._agents import AgentIdentityError, agent_name
+from .._calls import CallKey
+from .._state import ToolResult
 from ..checks import redacted
 from ..decision import Denial, Kind
 from ..errors import ConfigError
-from ..state import ToolResult
 from .base import ALLOWED, Outcome, StoreSpec, StoreUnavailableError
 from .redis_held import Held, HeldResults
 from .redis_pool import pool_options
@@ -47,7 +47,7 @@ _NEAR_WANTED = 1  # decide.lua's reply: send the call again with its near-duplic
 
 
 def agent_id(agent: Any) -> str:
-    """The string that names ``agent`` in Redis (``loopfuse.agents.agent_name``);
+    """The string that names ``agent`` in Redis (``loopfuse._agents.agent_name``);
     ``AgentIdentityError`` (a ``ConfigError``) when it has none, or one no key can hold (not
     valid UTF-8: a lone surrogate): the guard fails open."""
     name = agent_name(agent)

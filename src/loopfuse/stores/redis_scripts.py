@@ -21,12 +21,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .._calls import CallKey
+from .._state import ToolResult
+from .._volatile import pair_key
 from ..breakers import Breaker, NearDuplicateBreaker, SameErrorBreaker, WindowBreaker
 from ..breakers.registry import REGISTRY
-from ..calls import CallKey
 from ..errors import ConfigError
-from ..state import ToolResult
-from ..volatile import pair_key
 from .base import StoreSpec
 
 __all__ = [

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
 
-from ...calls import canonical_json
+from ..._calls import canonical_json
 from ..transcripts.model import ToolCall
 from ._scoring import Detector
 

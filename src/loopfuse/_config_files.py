@@ -1,0 +1,70 @@
+"""Reading configuration files: TOML (``[tool.loopfuse]`` in pyproject.toml), JSON, YAML.
+
+Every error is a ``ConfigError`` naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+__all__ = ["load_config_file"]
+
+
+def load_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The mapping in a TOML file (``[tool.loopfuse]`` for pyproject.toml), a JSON file or a
+    YAML file, chosen by the file's suffix."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8 text"
+        raise ConfigError(f"configuration file {str(p)!r} cannot be read: {reason}") from exc
+    if p.suffix in (".yaml", ".yml"):
+        return _load_yaml(text, p)
+    if p.suffix == ".json":
+        return _load_json(text, p)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"configuration file {str(p)!r} is not valid TOML: {exc}") from exc
+    if p.name == "pyproject.toml":
+        data = _pyproject_table(data, p)
+    return data
+
+
+def _pyproject_table(data: dict[str, Any], path: Path) -> Any:
+    tool = data.get("tool", {})
+    if not isinstance(tool, Mapping):
+        raise ConfigError(f"configuration file {str(path)!r}: [tool] is not a table")
+    return tool.get("loopfuse", {})
+
+
+def _load_json(text: str, path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"configuration file {str(path)!r} is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"configuration file {str(path)!r}: expected a JSON object of sections")
+    return data
+
+
+def _load_yaml(text: str, path: Path) -> dict[str, Any]:
+    try:
+        import yaml
+    except ImportError as exc:
+        raise ConfigError(
+            f"configuration file {str(path)!r} is YAML, which needs PyYAML: pip install 'loopfuse[yaml]'"
+        ) from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"configuration file {str(path)!r} is not valid YAML: {exc}") from exc
+    return data if data is not None else {}

@@ -1,0 +1,117 @@
+"""Escape hatches a host sets by hand: a paused agent, a one-time allowance for one call.
+
+Both live in the guard's process (a Redis store shares no override). An agent that cannot
+be hashed cannot be paused or allowed: its calls are judged as usual.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+from ._agents import agent_label
+from ._guard_events import log_name
+from .incidents import logger
+
+__all__ = ["Overrides", "allow_next_logged", "paused_logged"]
+
+_MAX_ALLOWANCES = 4_096
+
+
+def _token(agent: Any) -> Any:
+    """A hashable stand-in for ``agent``, or None when it has none (hashing raised)."""
+    try:
+        hash(agent)
+    except Exception:
+        return None
+    return agent
+
+
+class Overrides:
+    """Paused agents (counted, so nested pauses nest) and one-time allowances per agent and tool."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._paused: Counter[Any] = Counter()
+        self._allowances: Counter[tuple[Any, str]] = Counter()
+
+    def __bool__(self) -> bool:
+        return bool(self._paused or self._allowances)
+
+    def pause(self, agent: Any) -> Any:
+        """Pause ``agent``; the token to ``resume`` it with, None when it cannot be paused."""
+        token = _token(agent)
+        if token is None:
+            return None
+        try:
+            with self._lock:
+                self._paused[token] += 1
+        except Exception:  # an __eq__ that raises
+            return None
+        return token
+
+    def resume(self, token: Any) -> None:
+        with self._lock:
+            self._paused[token] -= 1
+            if self._paused[token] <= 0:
+                del self._paused[token]
+
+    def allow_next(self, agent: Any, tool: str, times: int) -> bool:
+        token = _token(agent)
+        if token is None or len(self._allowances) >= _MAX_ALLOWANCES:
+            return False
+        try:
+            with self._lock:
+                self._allowances[(token, tool)] += times
+        except Exception:  # an __eq__ or a tool name that raises
+            return False
+        return True
+
+    def take(self, agent: Any, tool: Any) -> str | None:
+        """Why this call skips the breakers ("paused", "allow_next"), using up an allowance; None if it does not."""
+        token = _token(agent)
+        if token is None:
+            return None
+        try:
+            return self._take(token, tool)
+        except Exception:  # an __eq__ or a tool name that raises: judged as usual
+            return None
+
+    def _take(self, token: Any, tool: Any) -> str | None:
+        with self._lock:
+            if token in self._paused:
+                return "paused"
+            key = (token, tool)
+            if self._allowances.get(key, 0) <= 0:
+                return None
+            self._allowances[key] -= 1
+            if not self._allowances[key]:
+                del self._allowances[key]
+        return "allow_next"
+
+
+@contextlib.contextmanager
+def paused_logged(overrides: Overrides, agent: Any) -> Iterator[None]:
+    """``agent`` paused within the block, logged when it starts and ends."""
+    token = overrides.pause(agent)
+    label = log_name(agent_label(agent))
+    if token is None:
+        logger.warning("loopfuse: agent %s cannot be paused (not hashable); its calls are judged", label)
+        yield
+        return
+    logger.warning("loopfuse: agent %s paused: its calls are allowed unjudged", label)
+    try:
+        yield
+    finally:
+        overrides.resume(token)
+        logger.warning("loopfuse: agent %s resumed", label)
+
+
+def allow_next_logged(overrides: Overrides, agent: Any, tool: str, times: int) -> None:
+    """The next ``times`` calls of ``tool`` by ``agent`` allowed, logged."""
+    if overrides.allow_next(agent, tool, times):
+        label = log_name(agent_label(agent))
+        logger.warning("loopfuse: the next %d %s call(s) of agent %s are allowed", times, tool, label)

@@ -1,0 +1,381 @@
+"""Per-agent state kept by the in-process store: small, bounded, O(1) per call."""
+
+from __future__ import annotations
+
+from array import array
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+T = TypeVar("T")
+
+__all__ = [
+    "AgentResults",
+    "AgentState",
+    "CountingWindow",
+    "CycleTrack",
+    "RecentDigests",
+    "ResultBook",
+    "ToolResult",
+]
+
+
+class CountingWindow:
+    """The last ``size`` call keys and how often each occurs among them.
+
+    Keys are non-zero 63-bit integers. The ring and the counts live in flat arrays
+    (an open-addressing table with linear probing) instead of a dict of int objects:
+    about 7 KiB for a full window of 200 distinct calls instead of about 18 KiB.
+    Both grow with use, so an agent that made three calls costs a few hundred bytes.
+    """
+
+    __slots__ = ("_counts", "_keys", "_mask", "_pos", "_ring", "_size", "_used", "pushed")
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self.pushed = 0
+        self._ring = array("q")
+        self._pos = 0
+        self._keys = array("q", bytes(8 * 8))
+        self._counts = array("I", bytes(4 * 8))
+        self._mask = 7
+        self._used = 0
+
+    def __len__(self) -> int:
+        return len(self._ring)
+
+    def count(self, key: int) -> int:
+        """How many of the window's entries are ``key``."""
+        keys, mask = self._keys, self._mask
+        i = key & mask
+        while True:  # _probe, inlined: this runs on every check
+            k = keys[i]
+            if k == key:
+                return self._counts[i]
+            if k == 0:
+                return 0
+            i = (i + 1) & mask
+
+    def push(self, key: int) -> None:
+        """Append ``key``; the oldest entry leaves once the window is full."""
+        ring = self._ring
+        self.pushed += 1
+        if len(ring) < self._size:
+            ring.append(key)
+        else:
+            pos = self._pos
+            oldest = ring[pos]
+            ring[pos] = key
+            self._pos = pos + 1 if pos + 1 < self._size else 0
+            if oldest == key:
+                return
+            self._decrement(oldest)
+        self._increment(key)
+
+    def replace(self, index: int, key: int) -> bool:
+        """Re-key the entry pushed as the ``index``-th (from 0) if it is still in the window."""
+        if not 0 <= self.pushed - 1 - index < len(self._ring):
+            return False
+        slot = index % self._size
+        self._decrement(self._ring[slot])
+        self._ring[slot] = key
+        self._increment(key)
+        return True
+
+    def _increment(self, key: int) -> None:
+        keys, mask = self._keys, self._mask
+        i = key & mask
+        while True:  # _probe, inlined
+            k = keys[i]
+            if k == key or k == 0:
+                break
+            i = (i + 1) & mask
+        if k == 0:
+            keys[i] = key
+            self._used += 1
+            if 2 * self._used > self._mask + 1:
+                self._counts[i] = 1
+                self._grow()
+                return
+        self._counts[i] += 1
+
+    def _decrement(self, key: int) -> None:
+        keys, counts, mask = self._keys, self._counts, self._mask
+        i = key & mask
+        while keys[i] != key:  # _probe, inlined: the key is in the table
+            i = (i + 1) & mask
+        n = counts[i] - 1
+        if n:
+            counts[i] = n
+            return
+        _remove_slot(keys, (counts,), mask, i)
+        self._used -= 1
+
+    def _grow(self) -> None:
+        old = [(k, c) for k, c in zip(self._keys, self._counts, strict=True) if k]
+        slots = 2 * (self._mask + 1)
+        self._keys = array("q", bytes(8 * slots))
+        self._counts = array("I", bytes(4 * slots))
+        self._mask = slots - 1
+        for key, n in old:
+            i = _probe(self._keys, self._mask, key)
+            self._keys[i] = key
+            self._counts[i] = n
+
+
+def _probe(keys: array[int], mask: int, key: int) -> int:
+    """The slot holding ``key``, or the empty slot where it would go (linear probing)."""
+    i = key & mask
+    while True:
+        k = keys[i]
+        if k == key or k == 0:
+            return i
+        i = (i + 1) & mask
+
+
+def _remove_slot(keys: array[int], columns: tuple[array[int], ...], mask: int, i: int) -> None:
+    """Empty slot ``i`` by backward-shift deletion (the slot's ``columns`` move with its
+    key), so that every probe chain stays unbroken."""
+    j = i
+    while True:
+        j = (j + 1) & mask
+        k = keys[j]
+        if k == 0:
+            break
+        if (j - (k & mask)) & mask >= (j - i) & mask:  # its home is not in (i, j]: move it to i
+            keys[i] = k
+            for column in columns:
+                column[i] = column[j]
+            i = j
+    keys[i] = 0
+    for column in columns:
+        column[i] = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What the guard keeps of one result: digests only, never the result."""
+
+    digest: int
+    ok: bool | None
+    error: int
+
+
+class RecentDigests:
+    """The latest digest of each key updated among the last ``size`` updates.
+
+    A flat open-addressing table (keys, digests, and the update number that wrote each)
+    plus a ring of the keys in update order: a key is dropped once ``size`` newer updates
+    arrived, about 8 KiB for 200 keys instead of about 33 KiB as a dict of ints. With one
+    result per call, a key dropped this way has no entry left in a window of ``size``.
+    """
+
+    __slots__ = ("_digests", "_keys", "_mask", "_ring", "_size", "_stamps", "_updates", "_used")
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._updates = 0
+        self._ring = array("q")
+        self._keys = array("q", bytes(8 * 8))
+        self._digests = array("q", bytes(8 * 8))
+        self._stamps = array("q", bytes(8 * 8))
+        self._mask = 7
+        self._used = 0
+
+    def __len__(self) -> int:
+        return self._used
+
+    def get(self, key: int) -> int | None:
+        i = _probe(self._keys, self._mask, key)
+        return self._digests[i] if self._keys[i] else None
+
+    def put(self, key: int, digest: int) -> None:
+        """Set ``key``'s digest; the key updated ``size`` updates ago goes if not updated since."""
+        self._updates += 1
+        self._ring[self._forget_oldest()] = key
+        i = _probe(self._keys, self._mask, key)
+        if not self._keys[i]:
+            self._keys[i] = key
+            self._used += 1
+        self._digests[i], self._stamps[i] = digest, self._updates
+        if 5 * self._used > 4 * (self._mask + 1):  # up to 4/5 full: read once per call, written once
+            self._grow()
+
+    def _forget_oldest(self) -> int:
+        """Drop the key updated ``size`` updates ago unless updated since; its ring position."""
+        ring = self._ring
+        pos = (self._updates - 1) % self._size
+        if len(ring) < self._size:
+            ring.append(0)
+            return pos
+        oldest = ring[pos]
+        if oldest:
+            i = _probe(self._keys, self._mask, oldest)
+            if self._keys[i] and self._stamps[i] == self._updates - self._size:
+                _remove_slot(self._keys, (self._digests, self._stamps), self._mask, i)
+                self._used -= 1
+        return pos
+
+    def _grow(self) -> None:
+        live = [e for e in zip(self._keys, self._digests, self._stamps, strict=True) if e[0]]
+        slots = 2 * (self._mask + 1)
+        self._keys, self._digests, self._stamps = (array("q", bytes(8 * slots)) for _ in range(3))
+        self._mask = slots - 1
+        for key, digest, stamp in live:
+            i = _probe(self._keys, self._mask, key)
+            self._keys[i], self._digests[i], self._stamps[i] = key, digest, stamp
+
+
+class ResultBook:
+    """The last result digest of each recent call key, and where its latest unsettled
+    window entry sits; both bounded (see ``RecentDigests``; at most 32 pending)."""
+
+    __slots__ = ("_pending", "_size", "last")
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self.last = RecentDigests(size)
+        self._pending: dict[int, int] = {}
+
+    def pushed(self, key: int, index: int) -> None:
+        """``key`` entered a window as its ``index``-th entry, its result still unknown.
+
+        Results arrive right after their call, so only the last few pending entries are
+        kept; an entry whose result comes later than that stays counted as a plain call."""
+        _put(self._pending, key, index, min(self._size, _PENDING))
+
+    def take_pending(self, key: int) -> int | None:
+        return self._pending.pop(key, None)
+
+    def remember(self, key: int, result: int) -> None:
+        self.last.put(key, result)
+
+
+class AgentResults(ResultBook):
+    """The one place that settles which call a result belongs to, for one agent.
+
+    Until the agent's first result only its newest allowed call awaits one (``awaited``);
+    from then on (``reporting``) each allowed call awaits its own, kept as pending window
+    indices. ``index`` is the window index of the call whose result breakers observe now."""
+
+    __slots__ = ("awaited", "index", "reporting")
+
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.reporting = False
+        self.awaited = 0
+        self.index = -1
+
+    def allowed(self, key: int, index: int) -> None:
+        """The call ``key`` was allowed as the window's ``index``-th entry: it awaits its result."""
+        if self.reporting:
+            self.pushed(key, index)
+        else:
+            self.awaited = key
+
+    def denied(self, key: int) -> None:
+        """The call ``key`` was denied: a result of ``key`` reported from now on is the
+        denied attempt's, so no earlier allowed call of ``key`` awaits it any more."""
+        if not self.reporting:
+            if key == self.awaited:
+                self.awaited = 0
+        else:
+            self.take_pending(key)
+
+    def arrived(self, key: int, newest: int) -> int | None:
+        """The window index of the allowed call ``key`` whose result this is (``newest``: the
+        newest allowed call's), taken off the awaited calls and kept in ``index``; None when
+        no allowed call of ``key`` awaits a result."""
+        if not self.reporting:
+            found = newest if key == self.awaited else None
+            self.awaited = 0
+        else:
+            found = self.take_pending(key)
+        if found is not None:
+            self.index = found
+        return found
+
+    def settled(self, key: int, digest: int) -> None:
+        """The breakers observed ``key``'s result: it is the call's latest from now on."""
+        self.remember(key, digest)
+        self.reporting = True
+
+
+_PENDING = 32
+
+
+def _put(table: dict[int, int], key: int, value: int, bound: int) -> None:
+    table.pop(key, None)
+    table[key] = value
+    if len(table) > bound:
+        del table[next(iter(table))]
+
+
+class CycleTrack:
+    """The last ``k + 1`` call keys with their result digests (0 until known) and, per
+    period ``p`` in 2..k, how many trailing calls repeat the call ``p`` before them."""
+
+    __slots__ = ("history", "matches", "results")
+
+    def __init__(self, k: int) -> None:
+        self.history: deque[int] = deque(maxlen=k + 1)
+        self.results: deque[int] = deque(maxlen=k + 1)
+        self.matches = [0] * (k + 1)
+
+
+class AgentState:
+    """Everything the in-process store keeps for one agent: the bookkeeping every breaker
+    shares (the window, the results, the calls made and denied in a row) and, in ``units``,
+    each breaker's own slice (its module's small slotted class), made on first use."""
+
+    __slots__ = (
+        "__weakref__",
+        "calls",
+        "denials_in_row",
+        "invalid",
+        "invalid_at",
+        "reported",
+        "results",
+        "seen",
+        "units",
+        "window",
+    )
+
+    def __init__(self, window: int) -> None:
+        self.calls = 0
+        self.window = CountingWindow(window)
+        self.results = AgentResults(window)
+        self.denials_in_row = 0
+        self.invalid = 0  # invalid turns in a row, since the allowed call number invalid_at
+        self.invalid_at = 0
+        self.reported: frozenset[str] = frozenset()
+        self.seen = 0.0
+        self.units: dict[str, Any] | None = None  # each registered breaker's own slice, by kind
+
+    def unit(self, kind: str, make: Callable[[], T]) -> T:
+        """The slice of state the breaker ``kind`` keeps for this agent, made on first use."""
+        units = self.units
+        if units is None:
+            units = self.units = {}
+        mine = units.get(kind)
+        if mine is None:
+            mine = units[kind] = make()
+        return cast(T, mine)
+
+    def note_invalid(self) -> int:
+        """One more invalid turn: the streak since the last allowed call, this one included."""
+        if self.invalid_at != self.calls:
+            self.invalid, self.invalid_at = 0, self.calls
+        self.invalid += 1
+        return self.invalid
+
+    @property
+    def reporting(self) -> bool:
+        """Whether the agent has reported a result (results are then awaited per call)."""
+        return self.results.reporting
+
+    @property
+    def result_index(self) -> int:
+        """The window index of the call whose result the breakers observe now."""
+        return self.results.index

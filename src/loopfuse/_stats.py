@@ -1,0 +1,60 @@
+"""Thread-safe counters behind ``Guard.stats()``."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from typing import Any
+
+__all__ = ["GuardStats"]
+
+
+class GuardStats:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._checks = 0
+        self._allowed = 0
+        self._skipped = 0
+        self._escalations = 0
+        self._denials: Counter[str] = Counter()
+        self._fail_open: Counter[str] = Counter()
+        self._warnings: Counter[str] = Counter()
+
+    def allowed(self) -> None:
+        with self._lock:
+            self._checks += 1
+            self._allowed += 1
+
+    def skipped(self) -> None:
+        with self._lock:
+            self._skipped += 1
+
+    def denial(self, kind: str, escalated: bool) -> None:
+        with self._lock:
+            self._checks += 1
+            self._denials[kind] += 1
+            self._escalations += escalated
+
+    def warning(self, kind: str) -> None:
+        """An allowed call that a breaker's ``warn_at`` reached (the check is counted as allowed)."""
+        with self._lock:
+            self._warnings[kind] += 1
+
+    def fail_open(self, reason: str, checked: bool = True) -> None:
+        """An event the guard could not judge; ``checked`` when it was a call's check."""
+        with self._lock:
+            self._fail_open[reason] += 1
+            self._checks += checked
+
+    def snapshot(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "checks": self._checks,
+                "allowed": self._allowed,
+                "skipped": self._skipped,
+                "escalations": self._escalations,
+                "denied": sum(self._denials.values()),
+                "denials": dict(self._denials),
+                "fail_open": dict(self._fail_open),
+                "warnings": dict(self._warnings),
+            }

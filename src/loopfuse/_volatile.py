@@ -1,0 +1,117 @@
+"""Masking volatile values: what changes between two calls that mean the same thing.
+
+Used for the near-duplicate identity of a call (numbers, ids, timestamps, cursors in its
+arguments) and for result digests (ids and timestamps only: a changed number in a result,
+"3 failed" then "2 failed", is progress).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from collections.abc import Collection
+from typing import Any
+
+from ._calls import canonical_json
+
+__all__ = [
+    "ERROR_MASKS",
+    "MASKS",
+    "RESULT_MASKS",
+    "int_digest",
+    "pair_key",
+    "result_digest",
+    "result_digests",
+]
+
+_MASK63 = (1 << 63) - 1
+_RESULT_EDGE = 4_096
+
+# Order matters: the specific shapes are masked before the plain numbers inside them.
+# Every shape but a plain number starts at a word boundary and holds a digit (checked
+# once per word by a possessive scan to its first digit, so a word without one costs a
+# single pass and no backtracking).
+_SHAPES: dict[str, str] = {
+    "uuids": r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b",
+    "timestamps": (
+        r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
+        r"|\d{2}:\d{2}:\d{2}(?:\.\d+)?\b"
+    ),
+    "hex_ids": r"(?:0x)?(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b",
+    "cursors": r"(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])[A-Za-z0-9_\-]{24,}={0,2}",
+}
+_NUMBER = r"-?\d+(?:\.\d+)?"
+MASKS: tuple[str, ...] = (*_SHAPES, "numbers", "whitespace")
+RESULT_MASKS: tuple[str, ...] = ("uuids", "timestamps", "hex_ids")
+ERROR_MASKS: tuple[str, ...] = ("uuids", "timestamps", "hex_ids", "numbers")
+
+
+_DIGIT = re.compile(r"\d")
+
+
+def mask_text(text: str, masks: Collection[str]) -> str:
+    """``text`` with every value of the named classes replaced by a placeholder.
+
+    Every value class needs a digit, so text without one skips straight to whitespace.
+    """
+    if _DIGIT.search(text) is not None:
+        pattern = _combined(frozenset(masks))
+        if pattern is not None:
+            text = pattern.sub("#", text)
+    if "whitespace" in masks:
+        text = " ".join(text.split())
+    return text
+
+
+@functools.cache
+def _combined(masks: frozenset[str]) -> re.Pattern[str] | None:
+    """One pattern for the value classes in ``masks``: a single pass over the text, the
+    more specific shapes tried first at each position."""
+    shapes = [_SHAPES[name] for name in _SHAPES if name in masks]
+    branches = [r"\b(?=[A-Za-z_\-:.]*+\d)(?:" + "|".join(shapes) + ")"] if shapes else []
+    if "numbers" in masks:
+        branches.append(_NUMBER)
+    return re.compile("|".join(branches)) if branches else None
+
+
+def int_digest(text: str) -> int:
+    """A non-zero 63-bit integer digest of ``text`` (sha256)."""
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    return (int.from_bytes(digest[:8], "big") & _MASK63) or 1
+
+
+def result_digest(result: Any, masks: frozenset[str] = frozenset(RESULT_MASKS)) -> int:
+    """The digest of a tool's result with ``masks`` masked (by default ids and timestamps);
+    the result itself is not kept. Raises on a result that cannot be serialized."""
+    return int_digest(_masked_result(_result_text(result), masks))
+
+
+def result_digests(result: Any, error: bool) -> tuple[int, int]:
+    """The result's digest and, for an error, its error digest (numbers masked too), from
+    one masking pass over the text: ``(digest, 0)`` when not an error."""
+    text = _masked_result(_result_text(result), _RESULT_MASKS)
+    if not error:
+        return int_digest(text), 0
+    return int_digest(text), int_digest(_masked_result(text, _NUMBER_MASK))
+
+
+_RESULT_MASKS = frozenset(RESULT_MASKS)
+_NUMBER_MASK = frozenset({"numbers"})
+
+
+def _result_text(result: Any) -> str:
+    return result if isinstance(result, str) else canonical_json(result)
+
+
+def _masked_result(text: str, masks: frozenset[str]) -> str:
+    """``text`` masked; past 8 KiB only its first and last 4 KiB (a bounded cost per result)."""
+    if len(text) > 2 * _RESULT_EDGE:
+        head, tail = text[:_RESULT_EDGE], text[-_RESULT_EDGE:]
+        return mask_text(head, masks) + text[_RESULT_EDGE:-_RESULT_EDGE] + mask_text(tail, masks)
+    return mask_text(text, masks)
+
+
+def pair_key(key: int, result: int) -> int:
+    """One 63-bit key for a call key and a result digest."""
+    return (((key * 0x9E3779B97F4A7C15) ^ result) & _MASK63) or 1

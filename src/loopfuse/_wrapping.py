@@ -1,0 +1,192 @@
+"""Guarding plain callables, sync or async, with one code path for the arguments."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import inspect
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from .errors import LoopAbortedError
+
+if TYPE_CHECKING:
+    from .decision import Decision
+    from .guard import Guard
+
+__all__ = [
+    "CURRENT_SESSION",
+    "abort_error",
+    "agent_session",
+    "call_arguments",
+    "current_agent",
+    "guarded",
+    "refusal_text",
+    "run_before",
+    "warned",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+DEFAULT_AGENT = "default"
+
+
+class _CurrentSession:
+    """``Guard.wrap``'s default ``agent``: whoever ``agent_session`` names when the call
+    runs, else ``"default"`` (one agent for the whole process)."""
+
+    def __repr__(self) -> str:
+        return "<the current agent_session, else 'default'>"
+
+
+CURRENT_SESSION: Any = _CurrentSession()
+_session: contextvars.ContextVar[Any] = contextvars.ContextVar(
+    "loopfuse_agent_session", default=DEFAULT_AGENT
+)
+
+
+@contextlib.contextmanager
+def agent_session(agent: Any) -> Iterator[None]:
+    """Within the block, functions guarded with ``Guard.wrap`` and no ``agent=`` count for
+    ``agent``: in this thread, and in the asyncio tasks and ``asyncio.to_thread`` calls
+    started inside the block (they copy the context). Sessions nest; ``agent=`` wins."""
+    token = _session.set(agent)
+    try:
+        yield
+    finally:
+        _session.reset(token)
+
+
+def current_agent(agent: Any) -> Any:
+    """``agent``, or the current session's agent when it is ``CURRENT_SESSION``."""
+    return _session.get() if agent is CURRENT_SESSION else agent
+
+
+def call_arguments(fn: Callable[..., Any]) -> Callable[[tuple[Any, ...], dict[str, Any]], dict[str, Any]]:
+    """A function mapping a call's positional and keyword arguments to ``{name: value}``.
+
+    Positional and keyword spellings of the same call give the same mapping, and so
+    do a call leaving a parameter to its default and one passing the default.
+    """
+    try:
+        signature: inspect.Signature | None = inspect.signature(fn)
+    except (TypeError, ValueError):
+        signature = None
+
+    def arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        if signature is not None:
+            try:
+                bound = signature.bind(*args, **kwargs)
+                bound.apply_defaults()
+                return dict(bound.arguments)
+            except TypeError:
+                pass
+        return {"args": list(args), "kwargs": kwargs}
+
+    return arguments
+
+
+def run_before(fn: F, before: Callable[[dict[str, Any]], Any]) -> F:
+    """``fn`` preceded by ``before(arguments)``; a non-None answer replaces the result.
+
+    The wrapper is async when ``fn`` is, and ``fn`` never runs when ``before`` answers.
+    """
+    arguments = call_arguments(fn)
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            refusal = before(arguments(args, kwargs))
+            if refusal is not None:
+                return refusal
+            return await fn(*args, **kwargs)
+
+        return cast(F, async_wrapper)
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        refusal = before(arguments(args, kwargs))
+        if refusal is not None:
+            return refusal
+        return fn(*args, **kwargs)
+
+    return cast(F, wrapper)
+
+
+def guarded(fn: F, guard: Guard, tool: str, agent: Any) -> F:
+    """``fn`` behind ``guard``: a denial returns its text, an escalation raises; what the
+    call returned (or raised) is reported with ``record_result``, as the adapters do, and an
+    allowed call's warning is added to what it returns (``warned``)."""
+    arguments = call_arguments(fn)
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            who, bound = current_agent(agent), arguments(args, kwargs)
+            decision = await guard.acheck(tool, bound, who)
+            refusal = refusal_text(decision, who, guard)
+            if refusal is not None:
+                return refusal
+            try:
+                result = await fn(*args, **kwargs)
+            except Exception as exc:
+                await guard.arecord_result(tool, bound, agent=who, error=exc)
+                raise
+            await guard.arecord_result(tool, bound, result, who, ok=True)
+            return warned(result, decision)
+
+        return cast(F, async_wrapper)
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        who, bound = current_agent(agent), arguments(args, kwargs)
+        decision = guard.check(tool, bound, who)
+        refusal = refusal_text(decision, who, guard)
+        if refusal is not None:
+            return refusal
+        try:
+            result = fn(*args, **kwargs)
+        except Exception as exc:
+            guard.record_result(tool, bound, agent=who, error=exc)
+            raise
+        guard.record_result(tool, bound, result, who, ok=True)
+        return warned(result, decision)
+
+    return cast(F, wrapper)
+
+
+def warned(result: Any, decision: Decision) -> Any:
+    """``result``, with the decision's warning added the way the adapters add it
+    (``loopfuse.adapters._common.with_warning``)."""
+    if decision.warning is None:
+        return result
+    from .adapters._common import with_warning  # the adapters import this module
+
+    return with_warning(result, decision.warning)
+
+
+def refusal_text(decision: Decision, agent: Any, guard: Guard) -> str | None:
+    """None when allowed; the denial text; raises ``LoopAbortedError`` on escalation."""
+    if decision.allowed:
+        return None
+    if decision.escalate:
+        raise abort_error(guard, decision, agent)
+    return decision.message
+
+
+def abort_error(guard: Guard, decision: Decision, agent: Any) -> LoopAbortedError:
+    """The error naming the loop that made ``decision`` escalate (no argument values)."""
+    return LoopAbortedError(
+        agent=_agent_text(agent),
+        tool=decision.tool,
+        denials=guard.config.guard.abort_after_denials or 0,
+        kind=decision.kind,
+    )
+
+
+def _agent_text(agent: Any) -> str:
+    """``str(agent)``, or its type's name when its ``__str__`` raises."""
+    try:
+        return str(agent)
+    except Exception:
+        return f"<{type(agent).__name__}>"
