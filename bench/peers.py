@@ -5,7 +5,7 @@ guard denies any of them; loopfuse's cap is lifted, since no peer has one). Prin
 the median and p99 time per call, and each figure as a ratio to loopfuse and to the
 floor (``json.dumps(sort_keys=True)`` + ``hashlib.sha256``, what any guard that treats
 reordered arguments as the same call must at least do). Then loopfuse with results
-reported (``check`` + ``record_result``). Rounds interleave the guards so machine noise
+reported (``check`` + ``record_result``, a ~200-byte result that differs per call). Rounds interleave the guards so machine noise
 hits them alike. Peers not installed are listed as such:
 
     pip install agent-watchdog loopguard agent-budget-guard-py agent-loop-guard
@@ -27,7 +27,12 @@ from loopfuse import Guard
 
 Call = Callable[[str, dict[str, Any]], object]
 _OPEN: list[contextlib.AbstractContextManager[object]] = []
-RESULT = "10 results, first: https://example.com/a1b2c3"
+
+
+def result_of(args: dict[str, Any]) -> str:
+    """A result of about 200 bytes that differs per call, as a healthy search's does (one
+    result for every call would be a loop, and the near-duplicate breaker would deny it)."""
+    return f"10 results for {args['query']!r}; first: https://example.com/a1b2c3, " + "lorem ipsum " * 12
 
 
 def stream(n: int) -> list[dict[str, Any]]:
@@ -51,7 +56,9 @@ def loopfuse_with_result() -> Call:
 
     def call(tool: str, args: dict[str, Any]) -> object:
         decision = guard.check(tool, args, "agent")
-        guard.record_result(tool, args, RESULT, "agent", ok=True)
+        if not decision.allowed:
+            raise AssertionError(f"loopfuse denied a healthy call: {decision.message}")
+        guard.record_result(tool, args, result_of(args), "agent", ok=True)
         return decision
 
     return call
@@ -131,8 +138,12 @@ def measure(calls: dict[str, Call], inputs: list[dict[str, Any]], rounds: int) -
     for start in range(0, len(inputs), chunk):
         part = inputs[start : start + chunk]
         for name, call in calls.items():
-            with contextlib.suppress(Exception):  # a peer that halts is timed no further
+            try:
                 samples[name].extend(timed(call, part))
+            except AssertionError:
+                raise
+            except Exception:  # a peer that halts is timed no further
+                continue
     return samples
 
 

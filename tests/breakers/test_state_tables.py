@@ -32,3 +32,12 @@ def test_recent_digests_keep_each_key_for_its_last_size_updates(
         alive = {k: d for k, (d, at) in latest.items() if at > n - size}
         assert all(table.get(k << 20) == alive.get(k) for k in range(1, 41))
         assert len(table) == len(alive)
+
+
+def test_recent_digests_stay_bounded_however_many_keys_pass_through() -> None:
+    table = RecentDigests(50)
+    for key in range(1, 20_001):
+        table.put(key << 20, key)
+        assert len(table._keys) <= 256  # a power of two at least twice the 50 live keys, plus slack
+    assert len(table) == 50
+    assert table.get(19_951 << 20) == 19_951 and table.get(19_950 << 20) is None
