@@ -48,6 +48,17 @@ ERROR_MASKS: tuple[str, ...] = ("uuids", "timestamps", "hex_ids", "numbers")
 
 
 _DIGIT = re.compile(r"\d")
+# The same matches as _NUMBER, in a form whose first character is a class, so the regex
+# engine skips straight to the next digit or minus sign (about twice as fast on prose).
+_NUMBER_FAST = r"[-\d](?<=\d|-(?=\d))\d*(?:\.\d+)?"
+# Every shape holds a run of hex digits (a uuid's first 8, a hex id, "dddd-dd-dd",
+# "dd:dd:dd") or, a cursor, 24 word characters: in ASCII text with no such run, no shape
+# can match and only the numbers need masking.
+_HEX = bytes.maketrans(b"0123456789abcdefABCDEF", b"x" * 22)
+_WORD = bytes.maketrans(b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_-", b"w" * 64)
+_HEX_RUNS = (b"xxxxxxxx", b"xx:xx:xx", b"xxxx-xx-xx")
+_HEX_SHAPES = frozenset({"uuids", "timestamps", "hex_ids"})
+_SHAPE_NAMES = frozenset(_SHAPES)
 
 
 def mask_text(text: str, masks: Collection[str]) -> str:
@@ -56,12 +67,24 @@ def mask_text(text: str, masks: Collection[str]) -> str:
     Every value class needs a digit, so text without one skips straight to whitespace.
     """
     if _DIGIT.search(text) is not None:
-        pattern = _combined(frozenset(masks))
+        masks = frozenset(masks)
+        if text.isascii() and not _may_hold_shape(text.encode(), masks):
+            masks = masks - _SHAPE_NAMES
+        pattern = _combined(masks)
         if pattern is not None:
             text = pattern.sub("#", text)
     if "whitespace" in masks:
         text = " ".join(text.split())
     return text
+
+
+def _may_hold_shape(raw: bytes, masks: frozenset[str]) -> bool:
+    """Whether ASCII ``raw`` has a run of characters one of the shapes in ``masks`` needs."""
+    if not masks.isdisjoint(_HEX_SHAPES):
+        hexed = raw.translate(_HEX)
+        if any(run in hexed for run in _HEX_RUNS):
+            return True
+    return "cursors" in masks and b"w" * 24 in raw.translate(_WORD)
 
 
 @functools.cache
@@ -71,7 +94,7 @@ def _combined(masks: frozenset[str]) -> re.Pattern[str] | None:
     shapes = [_SHAPES[name] for name in _SHAPES if name in masks]
     branches = [r"\b(?=[A-Za-z_\-:.]*+\d)(?:" + "|".join(shapes) + ")"] if shapes else []
     if "numbers" in masks:
-        branches.append(_NUMBER)
+        branches.append(_NUMBER if shapes else _NUMBER_FAST)
     return re.compile("|".join(branches)) if branches else None
 
 

@@ -1,0 +1,42 @@
+"""Masking volatile values: the quick paths give exactly what the full pattern gives."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from loopfuse._volatile import _NUMBER, _SHAPES, ERROR_MASKS, MASKS, RESULT_MASKS, mask_text
+
+# Characters the shapes are made of, so random texts often hold uuids, dates and hex ids.
+ALPHABET = "0123456789abcdefxyzABCDEF-:._ T+Z=\n\u0663"
+PIECES = st.sampled_from(
+    ["2024-05-01T10:20:30Z", "12:30:45", "deadbeef42", "0x1f2e3d4c", "550e8400-e29b-41d4-a716-446655440000",
+     "abcDEF123_-ghiJKL456_-mnoPQR789", "-3.5", "page 2", "\u0663\u0664", "  "]
+)  # fmt: skip
+TEXTS = st.lists(st.one_of(st.text(ALPHABET, max_size=12), PIECES), max_size=12).map("".join)
+MASK_SETS = st.sampled_from(
+    [frozenset(MASKS), frozenset(RESULT_MASKS), frozenset(ERROR_MASKS), frozenset({"numbers"})]
+)
+
+
+def full_pattern(text: str, masks: frozenset[str]) -> str:
+    """The masking as it was: one pattern of every class in ``masks``, tried at every position."""
+    shapes = [_SHAPES[name] for name in _SHAPES if name in masks]
+    branches = [r"\b(?=[A-Za-z_\-:.]*+\d)(?:" + "|".join(shapes) + ")"] if shapes else []
+    branches += [_NUMBER] if "numbers" in masks else []
+    text = re.sub("|".join(branches), "#", text) if branches else text
+    return " ".join(text.split()) if "whitespace" in masks else text
+
+
+@settings(max_examples=400, deadline=None)
+@given(TEXTS, MASK_SETS)
+def test_the_quick_paths_mask_exactly_what_the_full_pattern_masks(text: str, masks: frozenset[str]) -> None:
+    assert mask_text(text, masks) == full_pattern(text, masks)
+
+
+def test_each_shape_is_still_masked_in_prose() -> None:
+    text = "run 550e8400-e29b-41d4-a716-446655440000 at 2024-05-01T10:20:30Z, commit deadbeef42, took 3.5 s"
+    assert mask_text(text, MASKS) == "run # at #, commit #, took # s"
+    assert mask_text(text, RESULT_MASKS) == "run # at #, commit #, took 3.5 s"
