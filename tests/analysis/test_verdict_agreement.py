@@ -101,3 +101,23 @@ def replay_first_denials(stdout: str) -> dict[tuple[str, str], str]:
         if line.startswith("  ") and len(cells) == 5 and cells[1].isdigit() and cells[0] != "step":
             found[(run, cells[0])] = cells[3]
     return found
+
+
+def test_scan_and_replay_judge_a_normalized_row_by_its_whole_output(tmp_path: Path) -> None:
+    """Outputs that share their first 200 characters but differ after are new results, as
+    ``eval`` has always read them: the same call re-run with a new result is not a loop."""
+    header = "[File: /repo/module.py (900 lines total)]\n" + "x = 1\n" * 40
+    rows = [
+        {"step": i, "tool": "bash", "args": {"command": "pytest"}, "output": f"{header}{i} failed"}
+        for i in range(6)
+    ]
+    rows = [{**row, "output_excerpt": row["output"][:200]} for row in rows]
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    config = parse_config(
+        {"stall": {"limit": 2}, "repeat": {"enabled": False}, "duplicate": {"enabled": False}}
+    )
+    (source,) = list(all_sources([path]))
+    calls = list(read_source(source, ReadTally()))
+    assert [len(c.result or "") for c in calls] == [len(row["output"]) for row in rows]
+    assert check_agreement(source, config) == 0

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -41,7 +40,7 @@ def _normalized_calls(path: Path, tally: ReadTally | None) -> list[ToolCall]:
             elif isinstance(row.get("meta"), dict):
                 run = str(row["meta"].get("id", run))
             elif isinstance(row.get("tool"), str):
-                calls.append(_call(row, run, number))
+                calls.append(row_call(row, run, number))
     return calls
 
 
@@ -51,10 +50,3 @@ def _row(line: str) -> dict[str, Any] | None:
     except ValueError:
         return None
     return row if isinstance(row, dict) else None
-
-
-def _call(row: dict[str, Any], run: str, number: int) -> ToolCall:
-    """The row's call with its whole ``output`` as result (the excerpt when there is none)."""
-    call = row_call(row, run, number)
-    output = row.get("output")
-    return dataclasses.replace(call, result=output) if isinstance(output, str) else call

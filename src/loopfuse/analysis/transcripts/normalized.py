@@ -1,7 +1,8 @@
 """loopfuse's normalized JSON lines: an optional ``{"meta": {...}}`` line, then one call a line.
 
-A call line is ``{"step": i, "tool": str, "args": {...}, "ok": bool|null,
-"output_excerpt": str|null, "agent": str}``; only ``tool`` is required.
+A call line is ``{"step": i, "tool": str, "args": {...}, "ok": bool|null, "output": str|null,
+"output_excerpt": str|null, "agent": str}``; only ``tool`` is required. ``output`` is the
+whole result, ``output_excerpt`` its start (read when there is no ``output``).
 """
 
 from __future__ import annotations
@@ -78,7 +79,8 @@ def _parse(line: str) -> dict[str, Any] | None:
 
 
 def row_call(row: dict[str, Any], run: str, number: int) -> ToolCall:
-    """One normalized row as a call; its result is the row's ``output_excerpt``."""
+    """One normalized row as a call; its result is the row's whole ``output``, else its
+    ``output_excerpt`` (what scan, replay and eval pass the guard, alike)."""
     step = row.get("step")
     ok = row.get("ok")
     return ToolCall(
@@ -88,6 +90,13 @@ def row_call(row: dict[str, Any], run: str, number: int) -> ToolCall:
         tool=row["tool"],
         args=row.get("args") if row.get("args") is not None else {},
         time=row.get("time") if isinstance(row.get("time"), int | float) else None,
-        result=row.get("output_excerpt") if isinstance(row.get("output_excerpt"), str) else None,
+        result=_result(row),
         ok=ok if isinstance(ok, bool) else None,
     )
+
+
+def _result(row: dict[str, Any]) -> str | None:
+    for field in ("output", "output_excerpt"):
+        if isinstance(row.get(field), str):
+            return str(row[field])
+    return None
