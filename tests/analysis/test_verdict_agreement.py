@@ -107,11 +107,11 @@ def test_scan_and_replay_judge_a_normalized_row_by_its_whole_output(tmp_path: Pa
     """Outputs that share their first 200 characters but differ after are new results, as
     ``eval`` has always read them: the same call re-run with a new result is not a loop."""
     header = "[File: /repo/module.py (900 lines total)]\n" + "x = 1\n" * 40
+    outputs = [f"{header}{i} failed" for i in range(6)]
     rows = [
-        {"step": i, "tool": "bash", "args": {"command": "pytest"}, "output": f"{header}{i} failed"}
-        for i in range(6)
+        {"step": i, "tool": "bash", "args": {"command": "pytest"}, "output": out, "output_excerpt": out[:200]}
+        for i, out in enumerate(outputs)
     ]
-    rows = [{**row, "output_excerpt": row["output"][:200]} for row in rows]
     path = tmp_path / "run.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     config = parse_config(
@@ -119,5 +119,5 @@ def test_scan_and_replay_judge_a_normalized_row_by_its_whole_output(tmp_path: Pa
     )
     (source,) = list(all_sources([path]))
     calls = list(read_source(source, ReadTally()))
-    assert [len(c.result or "") for c in calls] == [len(row["output"]) for row in rows]
+    assert [c.result for c in calls] == outputs
     assert check_agreement(source, config) == 0
