@@ -17,6 +17,7 @@ __all__ = [
     "EXCERPT_CHARS",
     "MAX_DOCUMENT_BYTES",
     "REPORT_BYTES",
+    "RESULT_CHARS",
     "CallQueue",
     "ReadTally",
     "excerpt",
@@ -27,6 +28,9 @@ __all__ = [
 ]
 
 EXCERPT_CHARS = 200
+# A result is kept whole up to 64 KiB, the corpora builder's cap: the result-aware breakers
+# judge it (a test run's first 200 characters are its header, the same every time).
+RESULT_CHARS = 64 * 1024
 MAX_DOCUMENT_BYTES = int(os.environ.get("LOOPFUSE_MAX_DOCUMENT_MB", "256")) * 1024 * 1024
 _PENDING_LIMIT = 4096
 REPORT_BYTES = 256 * 1024  # how often readers tell the tally's progress how far they got
@@ -174,7 +178,7 @@ class CallQueue:
         call = self._open.get(key) if isinstance(key, str) else None
         if call is None:
             return
-        call.result, call.ok, call.resolved = excerpt(result), ok, True
+        call.result, call.ok, call.resolved = excerpt(result, RESULT_CHARS), ok, True
         yield from self._release()
 
     def drain(self) -> Iterator[ToolCall]:

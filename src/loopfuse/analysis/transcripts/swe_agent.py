@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .base import CallQueue, ReadTally, excerpt, load_document, parse_arguments
+from .base import RESULT_CHARS, CallQueue, ReadTally, excerpt, load_document, parse_arguments
 from .model import ToolCall
 
 __all__ = ["read_mini_swe_agent", "read_swe_agent", "swe_agent_ok", "swe_agent_tool"]
@@ -91,7 +91,7 @@ def _history_actions(history: list[Any]) -> list[tuple[dict[str, Any], str | Non
             and message.get("role") in ("user", "tool")
             and message.get("agent") == pairs[-1][0].get("agent")
         ):
-            pairs[-1] = (pairs[-1][0], excerpt(message.get("content")))
+            pairs[-1] = (pairs[-1][0], excerpt(message.get("content"), RESULT_CHARS))
             waiting = False
     return pairs
 
@@ -113,7 +113,7 @@ def _from_steps(run: str, steps: list[Any]) -> Iterator[ToolCall]:
         seconds = entry.get("execution_time")
         clock += float(seconds) if isinstance(seconds, int | float) else 0.0
         time = clock if isinstance(seconds, int | float) else None
-        output = excerpt(entry.get("observation"))
+        output = excerpt(entry.get("observation"), RESULT_CHARS)
         args = {"command": command}
         yield ToolCall(run, "main", step, swe_agent_tool(command), args, time, output, swe_agent_ok(output))
 
@@ -142,7 +142,7 @@ def _mini_message(message: dict[str, Any], queue: CallQueue, waiting: list[str])
         answered = message.get("tool_call_id")
         key = answered if isinstance(answered, str) and answered in waiting else waiting[0]
         waiting.remove(key)
-        output = excerpt(message.get("content"), 2000)
+        output = excerpt(message.get("content"), RESULT_CHARS)
         yield from queue.resolve(key, output, _mini_ok(message, output))
 
 
