@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -86,3 +87,14 @@ def test_the_redis_store_refuses_a_breaker_it_cannot_run() -> None:
     extra: Any = Budget("search", 2)
     with pytest.raises(ConfigError, match="cannot evaluate the breaker"):
         Guard(breakers=[extra], store="redis://127.0.0.1:1")
+
+
+@pytest.mark.parametrize("kind", sorted(REGISTRY))
+def test_every_registered_breaker_is_in_the_readme_table_and_has_its_docs_section(kind: str) -> None:
+    root = Path(__file__).resolve().parents[2]
+    rows = [line for line in (root / "README.md").read_text().splitlines() if line.startswith("| ")]
+    headings = [
+        line for line in (root / "docs" / "breakers.md").read_text().splitlines() if line.startswith("### ")
+    ]
+    assert any(f"`{kind}`" in row.split("|")[1] for row in rows), kind
+    assert any(f"`{kind}`" in heading for heading in headings), kind
