@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["CallKey", "call_digest", "canonical_json", "strip_ignored"]
+__all__ = ["CallKey", "call_digest", "canonical_json", "int63", "strip_ignored"]
 
 
 def _unserializable(value: Any) -> Any:
@@ -61,6 +61,11 @@ def _fast_encoder() -> Callable[[Any], bytes | None] | None:
 _ENCODE = _encoder()
 _FAST = _fast_encoder()
 _MASK63 = (1 << 63) - 1
+
+
+def int63(digest: bytes) -> int:
+    """A non-zero 63-bit integer from a digest's first 8 bytes (the keys the tables hold)."""
+    return (int.from_bytes(digest[:8], "big") & _MASK63) or 1
 
 
 def canonical_json(args: Any) -> str:
@@ -136,7 +141,7 @@ class CallKey:
                 window, text = _digest(tool, {k: v for k, v in args.items() if k not in ignore})
         except Exception:  # unserializable, or the caller's objects raise while read
             return None
-        return cls(tool, full, (int.from_bytes(window[:8], "big") & _MASK63) or 1, text)
+        return cls(tool, full, int63(window), text)
 
     @property
     def text(self) -> str:

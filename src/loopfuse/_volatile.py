@@ -13,7 +13,7 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-from ._calls import canonical_json
+from ._calls import canonical_json, int63
 
 __all__ = [
     "ERROR_MASKS",
@@ -100,8 +100,7 @@ def _combined(masks: frozenset[str]) -> re.Pattern[str] | None:
 
 def int_digest(text: str) -> int:
     """A non-zero 63-bit integer digest of ``text`` (sha256)."""
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
-    return (int.from_bytes(digest[:8], "big") & _MASK63) or 1
+    return int63(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
 
 
 def result_digest(result: Any, masks: frozenset[str] = frozenset(RESULT_MASKS)) -> int:

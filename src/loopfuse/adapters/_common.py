@@ -5,13 +5,13 @@ from __future__ import annotations
 import importlib
 import itertools
 import threading
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from .._escalation import escalation_point
+from .._weak_table import WeakIdentityTable
 from .._wrapping import abort_error
 from ..errors import LoopAbortedError
 from ..incidents import logger
@@ -167,7 +167,7 @@ class ScopeTable:
 
     def __init__(self, prefix: str) -> None:
         self._prefix = prefix
-        self._entries: dict[int, tuple[weakref.ref[Any], int, dict[Hashable, Scope]]] = {}
+        self._entries: WeakIdentityTable[tuple[int, dict[Hashable, Scope]]] = WeakIdentityTable()
         self._lock = threading.Lock()
         self._runs = itertools.count(1)
 
@@ -175,7 +175,7 @@ class ScopeTable:
         """The scope of ``key`` within ``owner``; a shared name if ``owner`` cannot be tracked."""
         try:
             with self._lock:
-                _, run, scopes = self._entry_of(owner)
+                run, scopes = self._entries.value(owner, lambda: (next(self._runs), {}))
                 scope = scopes.get(key)
                 if scope is None:
                     scope = scopes[key] = Scope(f"{self._prefix} run {run}, {key}")
@@ -186,19 +186,3 @@ class ScopeTable:
     def __len__(self) -> int:
         with self._lock:
             return len(self._entries)
-
-    def _entry_of(self, owner: Any) -> tuple[weakref.ref[Any], int, dict[Hashable, Scope]]:
-        key = id(owner)
-        entry = self._entries.get(key)
-        if entry is not None and entry[0]() is owner:
-            return entry
-        entries = self._entries
-
-        def drop(ref: weakref.ref[Any]) -> None:
-            current = entries.get(key)
-            if current is not None and current[0] is ref:
-                del entries[key]
-
-        entry = (weakref.ref(owner, drop), next(self._runs), {})
-        entries[key] = entry
-        return entry

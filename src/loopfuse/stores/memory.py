@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 from .._agents import agent_label
 from .._calls import CallKey
 from .._state import AgentState, ToolResult
+from .._weak_table import WeakIdentityTable
 from ..breakers import Breaker
 from ..decision import Denial
 from .base import ALLOWED, Outcome
@@ -42,7 +42,7 @@ class AgentRegistry:
         self._idle = idle_seconds
         self._clock = clock
         self._named: OrderedDict[Hashable, AgentState] = OrderedDict()
-        self._objects: dict[int, tuple[weakref.ref[Any], AgentState]] = {}
+        self._objects: WeakIdentityTable[AgentState] = WeakIdentityTable()
         self._ticks = 0
 
     def __len__(self) -> int:
@@ -65,9 +65,7 @@ class AgentRegistry:
 
     def forget(self, agent: Any) -> None:
         """Drop the agent's state at once."""
-        entry = self._objects.get(id(agent))
-        if entry is not None and entry[0]() is agent:
-            del self._objects[id(agent)]
+        if self._objects.pop(agent):
             return
         with contextlib.suppress(Exception):
             self._named.pop(agent, None)
@@ -98,21 +96,7 @@ class AgentRegistry:
             named.popitem(last=False)
 
     def _get_object(self, agent: Any) -> AgentState:
-        key = id(agent)
-        entry = self._objects.get(key)
-        if entry is not None and entry[0]() is agent:
-            return entry[1]
-        objects = self._objects
-
-        def drop(ref: weakref.ref[Any]) -> None:
-            current = objects.get(key)
-            if current is not None and current[0] is ref:
-                del objects[key]
-
-        ref = weakref.ref(agent, drop)
-        state = AgentState(self._window)
-        objects[key] = (ref, state)
-        return state
+        return self._objects.value(agent, lambda: AgentState(self._window))
 
 
 class MemoryStore:
