@@ -4,9 +4,9 @@ A tool call is one round trip: a Lua script (``lua/decide.lua``) applies the res
 back for the agent (``lua/observe.lua``, ``redis_held``), then evaluates the guard's breakers in
 order on the agent's keys and records the call only if all allow. A reported result is held back
 until the agent's next check, or goes on its own after ``result_flush_delay`` seconds, at
-``flush`` or ``close``. An agent has up to seven keys in one hash slot
-(``<prefix>{<agent id>}:s``, ``:w``, ``:r``, ``:o`` and near_duplicate's ``:n``, ``:nr``,
-``:no``), so Redis Cluster works; all expire after ``idle_expiry`` without use.
+``flush`` or ``close``. An agent's state is one hash, ``<prefix>{<agent id>}:s`` (the braces
+keep Redis Cluster's hash slot of a key the agent's), read and written once per round trip; it
+expires after ``idle_expiry`` without use.
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ from .redis_scripts import INVALID_SCRIPT, SUPPORTED_KINDS, ScriptSet, supported
 
 __all__ = ["SUPPORTED_KINDS", "RedisStore", "agent_id", "redacted"]
 
-_KEY_SUFFIXES = (":s", ":w", ":r", ":o", ":n", ":nr", ":no")
 _NEAR_WANTED = 1  # decide.lua's reply: send the call again with its near-duplicate key
 
 
@@ -163,9 +162,7 @@ class RedisStore:
         self._ensure_up()
         with self._held.carrying(name) as held:
             try:
-                reply = self._script(
-                    keys=self._check_keys(keys), args=self._check(call, held), client=self._client
-                )
+                reply = self._script(keys=keys, args=self._check(call, held), client=self._client)
                 if reply == _NEAR_WANTED:
                     self._near = True
                     reply = self._script(keys=keys, args=self._check(call, []), client=self._client)
@@ -188,7 +185,7 @@ class RedisStore:
         when it cannot be keyed; ``StoreUnavailableError`` when Redis fails. Held results stay
         held: they change nothing the streak reads (``calls``, ``ia``, ``inv``)."""
         try:
-            keys = self._keys(agent)[:1]
+            keys = self._keys(agent)
         except ConfigError:
             return None
         self._ensure_up()
@@ -213,7 +210,7 @@ class RedisStore:
         script = scripts[0]
         async with self._held.acarrying(name) as held:
             try:
-                reply = await script(keys=self._check_keys(keys), args=self._check(call, held))
+                reply = await script(keys=keys, args=self._check(call, held))
                 if reply == _NEAR_WANTED:
                     self._near = True
                     reply = await script(keys=keys, args=self._check(call, []))
@@ -298,15 +295,9 @@ class RedisStore:
         return self._keys_of(agent_id(agent))
 
     def _keys_of(self, name: str) -> list[str]:
+        """The agent's one key, its state hash (``lua/decide.lua``)."""
         assert self._bound, "RedisStore.bind(spec) first (the guard does it)"
-        base = f"{self._key_prefix}{{{name}}}"
-        return [base + suffix for suffix in _KEY_SUFFIXES]
-
-    def _check_keys(self, keys: list[str]) -> list[str]:
-        """All the agent's keys once this guard has seen a result (or was asked for them);
-        before, only the state and the window, all an agent without results uses: fewer
-        bytes per check. An agent with results answers "send it all" (``_NEAR_WANTED``)."""
-        return keys if self._near else keys[:2]
+        return [f"{self._key_prefix}{{{name}}}:s"]
 
     def _check(self, call: CallKey, held: list[Held]) -> list[Any]:
         """The check's arguments, then the held results it carries. The near-duplicate key is

@@ -40,13 +40,14 @@ __all__ = [
 ]
 
 SUPPORTED_KINDS = tuple(kind for kind, cls in REGISTRY.items() if cls.lua == "fragment")
-_DRIVER_FIELDS = ("calls", "denials", "puts", "aw", "pend")  # decide.lua's and observe.lua's own
+_DRIVER_FIELDS = ("calls", "denials", "puts", "aw", "pend", "lr")  # decide.lua's and observe.lua's own
 _FIELDS_LINE = re.compile(r"^-- fields:(.*)$", re.MULTILINE)
 _OPS_LINE = re.compile(r"^-- ops:(.*)$", re.MULTILINE)
 _OPS = ("check", "refused", "record", "observe", "touch")
 _OP_BITS = {"refused": 1, "record": 2, "observe": 4, "touch": 8}  # as lua/common.lua has()
 _FIELD_NAME = re.compile(r"[A-Za-z0-9_:]+")
 _FIELD_REF = re.compile(r"\bF(?:\.([A-Za-z_]\w*)|\['([^']+)'\])")
+_FIELD_PUT = re.compile(r"\bput\('([^']+)'")
 _UNSENT = b""  # a near-duplicate key not computed (the guard has seen no result yet)
 
 
@@ -202,17 +203,19 @@ def _load_state(fragments: list[str]) -> tuple[str, dict[str, int]]:
 
 
 def _resolve_fields(script: str, load_state: str, positions: dict[str, int]) -> str:
-    """``script`` with ``load_state()`` written out and each ``F.name`` (or ``F['name']``) read
-    as ``F[<its position>]``: ``F`` is the ``HMGET`` reply itself, so a run builds no table
-    and calls no function for it. A field no one declares is a ``ValueError``."""
+    """``script`` with ``load_state()`` written out, each ``F.name`` (or ``F['name']``) read as
+    ``F[<its position>]`` and each ``put('name', ...)`` as ``put(<its position>, 'name', ...)``:
+    ``F`` is the ``HMGET`` reply itself, so a run builds no table and calls no function for it.
+    A field no one declares is a ``ValueError``."""
 
-    def position(match: re.Match[str]) -> str:
-        name = match.group(1) or match.group(2)
+    def position(name: str) -> int:
         if name not in positions:
-            raise ValueError(f"a Lua fragment reads the field {name!r} that no '-- fields:' line declares")
-        return f"F[{positions[name]}]"
+            raise ValueError(f"a Lua fragment uses the field {name!r} that no '-- fields:' line declares")
+        return positions[name]
 
-    return _FIELD_REF.sub(position, script.replace("load_state()", load_state))
+    script = script.replace("load_state()", load_state)
+    script = _FIELD_REF.sub(lambda m: f"F[{position(m.group(1) or m.group(2))}]", script)
+    return _FIELD_PUT.sub(lambda m: f"put({position(m.group(1))}, '{m.group(1)}'", script)
 
 
 def _tool_id(tool: str) -> bytes:
