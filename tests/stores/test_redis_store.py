@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import Any
@@ -166,6 +167,25 @@ async def test_store_object_with_an_async_client(redis_server: RedisServer) -> N
     assert not guard.check("read", {}, "a").allowed
     await aclient.aclose()
     client.close()
+
+
+def connected_clients(server: RedisServer) -> int:
+    client = server.client()
+    count = int(client.info("clients")["connected_clients"]) - 1  # not this one
+    client.close()
+    return count
+
+
+def test_each_event_loops_connections_close_with_it(own_redis: RedisServer) -> None:
+    guard = Guard.from_config({**WINDOW_ONLY, "store": {"url": own_redis.url, "prefix": unique_prefix()}})
+    got = [asyncio.run(guard.acheck("read", {"p": i}, "a")).allowed for i in range(20)]
+    assert got == [True] * 20
+    assert connected_clients(own_redis) == 0  # each asyncio.run closed its loop's connection
+    assert asyncio.run(guard.acheck("read", {"p": 19}, "a")).allowed  # the 2nd of this call
+    assert not guard.check("read", {"p": 19}, "a").allowed  # the 3rd, on the sync pool
+    assert connected_clients(own_redis) == 1
+    guard.close()
+    assert connected_clients(own_redis) == 0
 
 
 def test_call_key_bytes_round_trip(redis_server: RedisServer) -> None:
