@@ -197,7 +197,7 @@ class RedisStore:
         io = await self._async_io()
         if io is None:
             return await asyncio.to_thread(self.decide, agent, call)
-        async with self._held.acarrying(name) as held:
+        with await self._held.acarrying(name) as held:
             try:
                 reply = await io.script(self._decide, keys, self._check(call, held))
                 if reply == _NEAR_WANTED:
@@ -253,15 +253,14 @@ class RedisStore:
         if io is None:
             await asyncio.to_thread(self._flush_agent, name)
             return
-        with contextlib.suppress(Exception):
-            async with self._held.acarrying(name) as held:
-                if held:
-                    self._ensure_up()
-                    try:
-                        await io.script(self._flush, self._keys_of(name), _carried(held))
-                    except (RedisError, OSError) as exc:
-                        raise self._failed(exc) from exc
-                    self._retry_at = 0.0
+        with contextlib.suppress(Exception), await self._held.acarrying(name) as held:
+            if held:
+                self._ensure_up()
+                try:
+                    await io.script(self._flush, self._keys_of(name), _carried(held))
+                except (RedisError, OSError) as exc:
+                    raise self._failed(exc) from exc
+                self._retry_at = 0.0
 
     async def _async_io(self) -> AsyncWireIO | AsyncClientIO | None:
         """The way to Redis from the running event loop (connections cannot change loops): the

@@ -41,14 +41,12 @@ class Script:
 
     def packed(self, keys: Sequence[bytes], args: Sequence[bytes | int]) -> bytes:
         """``EVALSHA <sha> <len(keys)> *keys *args`` in the Redis protocol."""
-        parts = [b"*%d\r\n" % (3 + len(keys) + len(args)), self._head, _bulk(b"%d" % len(keys))]
-        parts += [_bulk(key) for key in keys]
-        parts += [_bulk(b"%d" % arg if arg.__class__ is int else arg) for arg in args]  # type: ignore[arg-type]
+        count = b"%d" % len(keys)
+        parts = [b"*%d\r\n%b$%d\r\n%b\r\n" % (3 + len(keys) + len(args), self._head, len(count), count)]
+        for value in (*keys, *args):
+            data = b"%d" % value if isinstance(value, int) else value
+            parts.append(b"$%d\r\n%b\r\n" % (len(data), data))
         return b"".join(parts)
-
-
-def _bulk(value: bytes) -> bytes:
-    return b"$%d\r\n%b\r\n" % (len(value), value)
 
 
 def run(pool: Any, script: Script, keys: Sequence[bytes], args: Sequence[bytes | int]) -> Any:
