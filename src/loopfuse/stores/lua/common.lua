@@ -7,7 +7,7 @@
 -- near-duplicate key, a cycle entry whose result is not known yet.
 -- A pending record is a key and its window index as 12 digits (RECORD bytes).
 
-local RECORD, NONE = 20, string.rep('\0', 8)
+local RECORD, NONE = 20, '\0\0\0\0\0\0\0\0'
 local RESEND = -1  -- a check's answer "send this call again with every key and argument"
 
 -- The breakers' fragments (lua/breakers/<kind>.lua), by kind: each one function unit(op, b, x),

@@ -49,8 +49,9 @@ UNITS['duplicate'] = function(op, b, x)
     local age = x.calls - 1 - x.index
     if age >= 0 and age < #ring / 8 then put('w', ring_set(ring, x.index % size, x.pair)) end
     if x.key == F.rk then
-      put('rs', x.result == F.rr and (tonumber(F.rs) or 0) + 1 or 1)
-      put('rr', x.result)
+      local same = tonumber(F.rs) or 0
+      put('rs', x.result == F.rr and same + 1 or 1, same)
+      put('rr', x.result, F.rr)
     end
   end
 end

@@ -42,6 +42,6 @@ UNITS['stall'] = function(op, b, x)
     local pair = entry .. (failed and '1' or '0') .. string.format('%05d', count) .. stamp
     put('st:p', newest_first(pairs_, pair, STALL_PAIR, size))
     put('st:l', newest_first(F['st:l'] or '', entry, 16, size))
-    put('st:n', novel)
+    put('st:n', novel, tonumber(F['st:n']) or 0)
   end
 end
