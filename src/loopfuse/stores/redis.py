@@ -272,8 +272,9 @@ class RedisStore:
         loop = asyncio.get_running_loop()
         io = self._async.get(loop)
         if io is None:
-            for closed in [other for other in self._async if other.is_closed()]:
-                del self._async[closed]
+            for other in list(self._async):  # a copy: other threads may run loops of their own
+                if other.is_closed():
+                    self._async.pop(other, None)
             io = self._async.setdefault(loop, await open_async_io(self._url(), self._pool_defaults()))
         return io
 
