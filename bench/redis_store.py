@@ -29,6 +29,8 @@ import redis
 from loopfuse import Guard
 
 CONFIG: dict[str, Any] = {"loop_brake": {"max_repeats": 3}}  # defaults: window 200, limit 6, cap 300
+KINDS = ("cap", "duplicate", "loop_brake", "same_error", "stall", "near_duplicate", "cycle")
+OFF: dict[str, Any] = {kind: {"enabled": False} for kind in KINDS}  # every breaker off
 
 
 @contextmanager
@@ -87,8 +89,11 @@ def summary(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered) * 1e6, ordered[int(len(ordered) * 0.99)] * 1e6
 
 
-def guard_for(url: str, prefix: str, delay: float = 0.5) -> Guard:
-    return Guard.from_config({**CONFIG, "store": {"url": url, "prefix": prefix, "result_flush_delay": delay}})
+def guard_for(url: str, prefix: str, delay: float = 0.5, config: dict[str, Any] = CONFIG) -> Guard:
+    """A guard on ``url``; a round trip may take 2 s (not 0.25): on a busy machine a slow one
+    would fail open and skip the network for 0.5 s, which would flatter the figures."""
+    store = {"url": url, "prefix": prefix, "result_flush_delay": delay, "timeout": 2.0}
+    return Guard.from_config({**config, "store": store})
 
 
 def check_at(guard: Guard, run: str) -> Callable[[int], object]:
@@ -133,23 +138,51 @@ def latency(url: str, n: int) -> None:
         print(f"  {name:<23} {median:>10.1f} {p99:>9.1f} {median / ping_median:>14.2f}")
     print("  (tool call: check + record_result, the result sent with the agent's next check;")
     print("   2 round trips: result_flush_delay = 0, each result sent at once, the previous form)")
+    failed = [guard.stats()["fail_open"] for guard in (guard, two_trips)]
+    if any(failed):
+        print(f"  fail-open checks during the run (the figures are off): {failed}")
     guard.close()
     two_trips.close()
 
 
 def server_time(url: str, n: int) -> None:
-    """Redis's own time per script (``INFO commandstats``), without and with results."""
-    client = redis.Redis.from_url(url)
-    print("\nserver time per script (INFO commandstats: EVALSHA usec_per_call)")
-    for label, step in (("check, no results", check_at), ("tool call", tool_call_at)):
-        guard = guard_for(url, f"srv{uuid.uuid4().hex[:6]}:")
+    """Redis's own time per script (``INFO commandstats``), without and with results, for the
+    bench's configuration and for each breaker alone: what each part costs the server. (A guard
+    without breakers sends nothing; the cap alone is the scripts' driver and one comparison.)"""
+    parts = {"all": CONFIG, **{f"{k} alone": {**OFF, k: CONFIG.get(k, {})} for k in KINDS}}
+    checks, tools = script_times(url, parts, check_at, n), script_times(url, parts, tool_call_at, n)
+    print("\nserver time per script (INFO commandstats: EVALSHA usec_per_call, median of 5 rounds)")
+    print(f"  {'breakers':<20} {'check us':>9} {'tool call us':>13} {'scripts per tool call':>22}")
+    for part in parts:
+        print(f"  {part:<20} {checks[part][0]:>9.1f} {tools[part][0]:>13.1f} {tools[part][1]:>22.2f}")
+
+
+def script_times(
+    url: str, parts: dict[str, dict[str, Any]], step: Callable[[Guard, str], Callable[[int], object]], n: int
+) -> dict[str, tuple[float, float]]:
+    """Per configuration, the median server time per script and scripts per call, each
+    configuration timed in turn over 5 rounds (the load changes during a run)."""
+    client, rounds = redis.Redis.from_url(url), 5
+    guards = {
+        part: guard_for(url, f"srv{uuid.uuid4().hex[:6]}:", config=config) for part, config in parts.items()
+    }
+    steps = {part: step(guard, "srv") for part, guard in guards.items()}
+    samples: dict[str, list[tuple[float, float]]] = {part: [] for part in parts}
+    for guard in guards.values():
         timings(step(guard, "warm"), 200)
-        before = client.info("commandstats")["cmdstat_evalsha"]
-        timings(step(guard, "srv"), n)
-        after = client.info("commandstats")["cmdstat_evalsha"]
-        calls, usec = after["calls"] - before["calls"], after["usec"] - before["usec"]
-        print(f"  {label:<18} {usec / calls:>7.1f} us, {calls / n:.2f} scripts per call")
+    for r in range(rounds):
+        for part, run in steps.items():
+            before = client.info("commandstats")["cmdstat_evalsha"]
+            timings(run, n // rounds, r * (n // rounds))
+            after = client.info("commandstats")["cmdstat_evalsha"]
+            calls = max(1, after["calls"] - before["calls"])
+            samples[part].append(((after["usec"] - before["usec"]) / calls, calls / (n // rounds)))
+    for guard in guards.values():
         guard.close()
+    return {
+        part: (statistics.median(u for u, _ in got), statistics.median(c for _, c in got))
+        for part, got in samples.items()
+    }
 
 
 def throughput(url: str, per_process: int) -> None:

@@ -21,6 +21,10 @@ CONFIG = {
     "guard": {"abort_after_denials": 3},
 }
 AGENTS = st.sampled_from(["a", "b", "c"])
+# A round trip may take this long: on a loaded 2-core machine redis-server can stall past the
+# default 0.25 s, and the check would fail open, which this test would take for a decision
+# that differs (the store's own failure handling has tests of its own: test_faults.py).
+SLOW_MACHINE = 5.0
 # Every breaker at small limits, with results; a window of 6 drops old results.
 RESULTS_CONFIG = {
     "circuit_breaker": {
@@ -124,7 +128,7 @@ def test_memory_and_redis_agree(server: RedisServer) -> None:
     class SameDecisions(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            store = {"url": server.url, "prefix": unique_prefix()}
+            store = {"url": server.url, "prefix": unique_prefix(), "timeout": SLOW_MACHINE}
             self.memory = Guard.from_config(CONFIG)
             self.redis = Guard.from_config({**CONFIG, "store": store})
             self.listeners = (LastFirst(), LastFirst())
@@ -135,7 +139,8 @@ def test_memory_and_redis_agree(server: RedisServer) -> None:
         def call(self, agent: str, tool: str, arg: int) -> None:
             args = call_args(arg)
             expected = answer(self.memory, self.listeners[0], tool, args, agent)
-            assert answer(self.redis, self.listeners[1], tool, args, agent) == expected
+            got = answer(self.redis, self.listeners[1], tool, args, agent)
+            assert got == expected, self.redis.stats()["fail_open"]  # a fail-open is named
 
         @rule(agent=AGENTS, times=st.integers(2, 5))
         def repeat(self, agent: str, times: int) -> None:
@@ -164,7 +169,12 @@ def test_memory_and_redis_agree_with_results(server: RedisServer, variant: str) 
     class SameDecisionsWithResults(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            store = {"url": server.url, "prefix": unique_prefix(), "result_flush_delay": DELAYS[variant]}
+            store = {
+                "url": server.url,
+                "prefix": unique_prefix(),
+                "result_flush_delay": DELAYS[variant],
+                "timeout": SLOW_MACHINE,
+            }
             self.guards = (Guard.from_config(config), Guard.from_config({**config, "store": store}))
             # Another process on the same agents that checks but never receives a result.
             self.elsewhere = Guard.from_config({**config, "store": store})
@@ -179,7 +189,7 @@ def test_memory_and_redis_agree_with_results(server: RedisServer, variant: str) 
             answers = [
                 answer(g, lis, tool, args, agent) for g, lis in zip(self.guards, self.listeners, strict=True)
             ]
-            assert answers[1] == answers[0]
+            assert answers[1] == answers[0], self.guards[1].stats()["fail_open"]  # a fail-open is named
             if output is not None:
                 self.report(tool, args, agent, output)
 
@@ -231,7 +241,8 @@ def test_memory_and_redis_agree_with_results(server: RedisServer, variant: str) 
             args = call_args(arg)
             expected = answer(self.guards[0], self.listeners[0], tool, args, agent)
             self.guards[1].flush()  # another process sees this one's results once they are sent
-            assert answer(self.elsewhere, self.listeners[1], tool, args, agent) == expected
+            got = answer(self.elsewhere, self.listeners[1], tool, args, agent)
+            assert got == expected, self.elsewhere.stats()["fail_open"]
 
         @rule()
         def flush(self) -> None:

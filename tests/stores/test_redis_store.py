@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
-from redis.crc import key_slot
 
 from loopfuse import ConfigError, Guard
 from loopfuse._calls import CallKey
@@ -49,17 +49,15 @@ def test_first_denial_flag_holds_across_guards(redis_server: RedisServer, tmp_pa
     assert len(log.read_text().splitlines()) == 1
 
 
-def test_keys_share_one_hash_slot_and_expire(redis_server: RedisServer) -> None:
+def test_an_agents_state_is_one_key_that_expires(redis_server: RedisServer) -> None:
     prefix = unique_prefix()
-    guard = Guard.from_config(
-        {**WINDOW_ONLY, "store": {"url": redis_server.url, "prefix": prefix, "idle_expiry": 60}}
-    )
+    guard = Guard.from_config({"store": {"url": redis_server.url, "prefix": prefix, "idle_expiry": 60}})
     guard.check("read", {"p": 1}, "agent-7")
+    guard.record_result("read", {"p": 1}, "text", "agent-7", ok=True)
+    guard.check("read", {"p": 2}, "agent-7")
     client = redis_server.client()
-    keys = sorted(k.decode() for k in client.keys(prefix + "*"))
-    assert keys == [prefix + "{agent-7}:s", prefix + "{agent-7}:w"]
-    assert len({key_slot(k.encode()) for k in keys}) == 1
-    assert all(55_000 < client.pttl(k) <= 60_000 for k in keys)
+    assert client.keys(prefix + "*") == [prefix.encode() + b"{agent-7}:s"]
+    assert 55_000 < client.pttl(prefix + "{agent-7}:s") <= 60_000
 
 
 def test_idle_agent_state_goes_away(redis_server: RedisServer) -> None:
@@ -81,7 +79,7 @@ def test_window_stays_bounded(redis_server: RedisServer) -> None:
     guard = guard_on(redis_server, prefix)
     for i in range(40):
         assert guard.check("read", {"p": i}, "a").allowed
-    assert redis_server.client().strlen(prefix + "{a}:w") == 5 * 8
+    assert redis_server.client().hstrlen(prefix + "{a}:s", "w") == 5 * 8
 
 
 def test_agent_count_and_forget(redis_server: RedisServer) -> None:
@@ -169,6 +167,25 @@ async def test_store_object_with_an_async_client(redis_server: RedisServer) -> N
     assert not guard.check("read", {}, "a").allowed
     await aclient.aclose()
     client.close()
+
+
+def connected_clients(server: RedisServer) -> int:
+    client = server.client()
+    count = int(client.info("clients")["connected_clients"]) - 1  # not this one
+    client.close()
+    return count
+
+
+def test_each_event_loops_connections_close_with_it(own_redis: RedisServer) -> None:
+    guard = Guard.from_config({**WINDOW_ONLY, "store": {"url": own_redis.url, "prefix": unique_prefix()}})
+    got = [asyncio.run(guard.acheck("read", {"p": i}, "a")).allowed for i in range(20)]
+    assert got == [True] * 20
+    assert connected_clients(own_redis) == 0  # each asyncio.run closed its loop's connection
+    assert asyncio.run(guard.acheck("read", {"p": 19}, "a")).allowed  # the 2nd of this call
+    assert not guard.check("read", {"p": 19}, "a").allowed  # the 3rd, on the sync pool
+    assert connected_clients(own_redis) == 1
+    guard.close()
+    assert connected_clients(own_redis) == 0
 
 
 def test_call_key_bytes_round_trip(redis_server: RedisServer) -> None:

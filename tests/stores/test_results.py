@@ -193,10 +193,12 @@ def test_results_table_stays_bounded(redis_server: RedisServer) -> None:
     for i in range(60):  # distinct calls, and distinct near-duplicate keys (the tool's name)
         run(guard, f"read{i}", {"p": i}, f"content {i}")
     client = redis_server.client()
-    assert client.hlen(f"{prefix}{{a}}:r") == 10
-    assert client.strlen(f"{prefix}{{a}}:o") == 80
-    assert client.strlen(f"{prefix}{{a}}:n") == client.strlen(f"{prefix}{{a}}:no") == 32
-    assert client.hlen(f"{prefix}{{a}}:nr") == 4
+    state = client.hgetall(f"{prefix}{{a}}:s")
+    lengths = {field.decode(): len(value) for field, value in state.items()}
+    assert lengths["w"] == 10 * 8 and lengths["lr"] == 10 * 16  # the window, the latest results
+    assert lengths["nw"] == 4 * 8 and lengths["nl"] == 4 * 16  # near_duplicate's
+    assert (lengths["st:s"], lengths["st:l"], lengths["st:p"]) == (32 * 8, 32 * 16, 32 * 34)  # stall's
+    assert sum(lengths.values()) < 2_500
     guard.forget("a")
     assert client.keys(f"{prefix}*") == []
     guard.close()

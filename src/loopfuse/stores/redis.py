@@ -4,9 +4,9 @@ A tool call is one round trip: a Lua script (``lua/decide.lua``) applies the res
 back for the agent (``lua/observe.lua``, ``redis_held``), then evaluates the guard's breakers in
 order on the agent's keys and records the call only if all allow. A reported result is held back
 until the agent's next check, or goes on its own after ``result_flush_delay`` seconds, at
-``flush`` or ``close``. An agent has up to seven keys in one hash slot
-(``<prefix>{<agent id>}:s``, ``:w``, ``:r``, ``:o`` and near_duplicate's ``:n``, ``:nr``,
-``:no``), so Redis Cluster works; all expire after ``idle_expiry`` without use.
+``flush`` or ``close``. An agent's state is one hash, ``<prefix>{<agent id>}:s`` (the braces
+keep Redis Cluster's hash slot of a key the agent's), read and written once per round trip; it
+expires after ``idle_expiry`` without use.
 """
 
 from __future__ import annotations
@@ -15,17 +15,11 @@ import asyncio
 import contextlib
 import copy
 import time
-import weakref
 from typing import Any, cast
 
 try:
-    import redis
-    import redis.asyncio as aredis
-    from redis.asyncio.retry import Retry as AsyncRetry
-    from redis.backoff import NoBackoff
     from redis.exceptions import ConnectionError as RedisConnectionError
     from redis.exceptions import MaxConnectionsError, RedisError
-    from redis.retry import Retry
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("the Redis store needs redis-py: pip install 'loopfuse[redis]'") from exc
 
@@ -37,12 +31,12 @@ from ..decision import Denial, Kind
 from ..errors import ConfigError
 from .base import ALLOWED, Outcome, StoreSpec, StoreUnavailableError
 from .redis_held import Held, HeldResults
-from .redis_pool import pool_options
+from .redis_io import AsyncClientIO, AsyncWireIO, async_io_for, io_for, open_async_io, open_io
 from .redis_scripts import INVALID_SCRIPT, SUPPORTED_KINDS, ScriptSet, supported_breakers
+from .redis_wire import Script
 
 __all__ = ["SUPPORTED_KINDS", "RedisStore", "agent_id", "redacted"]
 
-_KEY_SUFFIXES = (":s", ":w", ":r", ":o", ":n", ":nr", ":no")
 _NEAR_WANTED = 1  # decide.lua's reply: send the call again with its near-duplicate key
 
 
@@ -122,38 +116,33 @@ class RedisStore:
         expiry = self._idle_expiry if self._idle_expiry is not None else spec.idle_seconds
         self._ttl_ms = max(1, round(expiry * 1000))
         self._scripts = ScriptSet(breakers, spec.window, self._ttl_ms, spec.warners)
-        self._source = self._scripts.decide
-        if self._client is None:
-            url, options = self._pool_options()
-            self._client = redis.Redis.from_pool(redis.BlockingConnectionPool.from_url(url, **options))
-        self._script = self._client.register_script(self._source)
-        self._flush_script = self._client.register_script(self._scripts.flush)
-        self._invalid = self._client.register_script(INVALID_SCRIPT)
+        self._decide, self._flush = Script(self._scripts.decide), Script(self._scripts.flush)
+        self._invalid = Script(INVALID_SCRIPT)
+        self._io = (
+            open_io(self._url(), self._pool_defaults()) if self._client is None else io_for(self._client)
+        )
         self._held = HeldResults(spec.result_flush_delay, self._flush_agent, spec.on_result_lost)
-        self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+        self._async: dict[asyncio.AbstractEventLoop, AsyncWireIO] = {}
         self._retry_at = 0.0
         self._near = self._scripts.near_from_start
         client = self._async_client
-        self._user_async = self._register(client) if client is not None else None
+        self._user_async = async_io_for(client) if client is not None else None
 
     def _url(self) -> str:
         assert self._raw_url is not None
         return self._raw_url
 
-    def _pool_options(self) -> tuple[str, dict[str, Any]]:
-        """The URL and the pool's options: bounded timeouts, a blocking pool (a check waits
-        up to ``pool_timeout`` for a busy connection), one immediate retry on a dropped
-        connection (reconnect), none on timeouts. The URL's query overrides the ``[store]``
-        settings; ``ConfigError`` names a query value that is not allowed."""
+    def _pool_defaults(self) -> dict[str, Any]:
+        """The pool's ``[store]`` settings: bounded timeouts, a blocking pool (a check waits up
+        to ``pool_timeout`` for a busy connection); the URL's query overrides them
+        (``redis_pool.pool_options``: ``ConfigError`` names a query value that is not allowed)."""
         spec = self._spec
-        defaults = {
+        return {
             "socket_timeout": spec.timeout,
             "socket_connect_timeout": spec.connect_timeout,
             "max_connections": spec.max_connections,
             "timeout": spec.pool_timeout,
-            "retry": Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
         }
-        return pool_options(self._url(), defaults)
 
     def decide(self, agent: Any, call: CallKey) -> Outcome | None:
         """The breakers' verdict on ``call`` for ``agent``, recorded atomically if allowed; the
@@ -163,12 +152,10 @@ class RedisStore:
         self._ensure_up()
         with self._held.carrying(name) as held:
             try:
-                reply = self._script(
-                    keys=self._check_keys(keys), args=self._check(call, held), client=self._client
-                )
+                reply = self._io.script(self._decide, keys, self._check(call, held))
                 if reply == _NEAR_WANTED:
                     self._near = True
-                    reply = self._script(keys=keys, args=self._check(call, []), client=self._client)
+                    reply = self._io.script(self._decide, keys, self._check(call, []))
             except (RedisError, OSError) as exc:
                 raise self._failed(exc) from exc
         return self._outcome(reply, call.tool)
@@ -188,12 +175,12 @@ class RedisStore:
         when it cannot be keyed; ``StoreUnavailableError`` when Redis fails. Held results stay
         held: they change nothing the streak reads (``calls``, ``ia``, ``inv``)."""
         try:
-            keys = self._keys(agent)[:1]
+            keys = self._keys(agent)
         except ConfigError:
             return None
         self._ensure_up()
         try:
-            streak = self._invalid(keys=keys, args=[self._ttl_ms], client=self._client)
+            streak = self._io.script(self._invalid, keys, [self._ttl_ms])
         except (RedisError, OSError) as exc:
             raise self._failed(exc) from exc
         self._retry_at = 0.0
@@ -207,16 +194,15 @@ class RedisStore:
         name = agent_id(agent)
         keys = self._keys_of(name)
         self._ensure_up()
-        scripts = self._async_scripts()
-        if scripts is None:
+        io = await self._async_io()
+        if io is None:
             return await asyncio.to_thread(self.decide, agent, call)
-        script = scripts[0]
-        async with self._held.acarrying(name) as held:
+        with await self._held.acarrying(name) as held:
             try:
-                reply = await script(keys=self._check_keys(keys), args=self._check(call, held))
+                reply = await io.script(self._decide, keys, self._check(call, held))
                 if reply == _NEAR_WANTED:
                     self._near = True
-                    reply = await script(keys=keys, args=self._check(call, []))
+                    reply = await io.script(self._decide, keys, self._check(call, []))
             except (RedisError, OSError) as exc:
                 raise self._failed(exc) from exc
         return self._outcome(reply, call.tool)
@@ -257,56 +243,48 @@ class RedisStore:
             if held:
                 self._ensure_up()
                 try:
-                    self._flush_script(keys=self._keys_of(name), args=_carried(held), client=self._client)
+                    self._io.script(self._flush, self._keys_of(name), _carried(held))
                 except (RedisError, OSError) as exc:
                     raise self._failed(exc) from exc
                 self._retry_at = 0.0
 
     async def _aflush_agent(self, name: str) -> None:
-        scripts = self._async_scripts()
-        if scripts is None:
+        io = await self._async_io()
+        if io is None:
             await asyncio.to_thread(self._flush_agent, name)
             return
-        with contextlib.suppress(Exception):
-            async with self._held.acarrying(name) as held:
-                if held:
-                    self._ensure_up()
-                    try:
-                        await scripts[1](keys=self._keys_of(name), args=_carried(held))
-                    except (RedisError, OSError) as exc:
-                        raise self._failed(exc) from exc
-                    self._retry_at = 0.0
+        with contextlib.suppress(Exception), await self._held.acarrying(name) as held:
+            if held:
+                self._ensure_up()
+                try:
+                    await io.script(self._flush, self._keys_of(name), _carried(held))
+                except (RedisError, OSError) as exc:
+                    raise self._failed(exc) from exc
+                self._retry_at = 0.0
 
-    def _async_scripts(self) -> tuple[Any, Any] | None:
-        """The decide and flush scripts on an asyncio client of the running loop (clients
-        cannot change loops); None when the host passed a sync client only."""
+    async def _async_io(self) -> AsyncWireIO | AsyncClientIO | None:
+        """The way to Redis from the running event loop (connections cannot change loops): the
+        store's own pool on it, or the host's asyncio client; None when the host passed a sync
+        client only. Pools of loops closed since are dropped (``asyncio.run`` closed their
+        connections on its way out)."""
         if self._raw_url is None:
             return self._user_async
         loop = asyncio.get_running_loop()
-        scripts = self._async.get(loop)
-        if scripts is None:
-            url, options = self._pool_options()
-            options["retry"] = AsyncRetry(NoBackoff(), 1, supported_errors=(RedisConnectionError,))
-            client = aredis.Redis.from_pool(aredis.BlockingConnectionPool.from_url(url, **options))
-            scripts = self._async[loop] = self._register(client)
-        return scripts
-
-    def _register(self, client: Any) -> tuple[Any, Any]:
-        return client.register_script(self._source), client.register_script(self._scripts.flush)
+        io = self._async.get(loop)
+        if io is None:
+            for other in list(self._async):  # a copy: other threads may run loops of their own
+                if other.is_closed():
+                    self._async.pop(other, None)
+            io = self._async.setdefault(loop, await open_async_io(self._url(), self._pool_defaults()))
+        return io
 
     def _keys(self, agent: Any) -> list[str]:
         return self._keys_of(agent_id(agent))
 
     def _keys_of(self, name: str) -> list[str]:
+        """The agent's one key, its state hash (``lua/decide.lua``)."""
         assert self._bound, "RedisStore.bind(spec) first (the guard does it)"
-        base = f"{self._key_prefix}{{{name}}}"
-        return [base + suffix for suffix in _KEY_SUFFIXES]
-
-    def _check_keys(self, keys: list[str]) -> list[str]:
-        """All the agent's keys once this guard has seen a result (or was asked for them);
-        before, only the state and the window, all an agent without results uses: fewer
-        bytes per check. An agent with results answers "send it all" (``_NEAR_WANTED``)."""
-        return keys if self._near else keys[:2]
+        return [f"{self._key_prefix}{{{name}}}:s"]
 
     def _check(self, call: CallKey, held: list[Held]) -> list[Any]:
         """The check's arguments, then the held results it carries. The near-duplicate key is
@@ -349,7 +327,7 @@ class RedisStore:
         name = agent_id(agent)
         with self._held.carrying(name):
             try:
-                self._client.delete(*self._keys_of(name))
+                self._io.delete(self._keys_of(name))
             except (RedisError, OSError) as exc:
                 raise self._failed(exc) from exc
 
@@ -358,7 +336,7 @@ class RedisStore:
         the node the client talks to); 0 when Redis cannot be reached."""
         pattern = _glob_escape(self._key_prefix) + "{*}:s"
         try:
-            return sum(1 for _ in self._client.scan_iter(match=pattern, count=1000))
+            return self._io.count(pattern)
         except (RedisError, OSError):
             return 0
 
@@ -368,17 +346,16 @@ class RedisStore:
         if self._bound:
             self.flush()
             self._held.close()
-        if self._raw_url is not None and self._client is not None:
-            self._client.close()
+            self._io.close()
 
     async def aclose(self) -> None:
-        """``close`` from async code: sends the held results on the asyncio client (``aflush``),
-        and also closes the asyncio connections this store opened on the running loop."""
+        """``close`` from async code: sends the held results on the asyncio connections
+        (``aflush``), and also closes those this store opened on the running loop."""
         if self._bound:
             await self.aflush()
-        scripts = self._async.pop(asyncio.get_running_loop(), None) if self._bound else None
-        if scripts is not None:
-            await scripts[0].registered_client.aclose()
+            io = self._async.pop(asyncio.get_running_loop(), None)
+            if io is not None:
+                await io.aclose()
         self.close()
 
 

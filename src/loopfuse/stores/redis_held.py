@@ -15,19 +15,18 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import contextlib
 import itertools
 import os
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .base import StoreUnavailableError
 
-__all__ = ["FLIGHT_WAIT", "OVERALL", "PER_AGENT", "Held", "HeldResults"]
+__all__ = ["FLIGHT_WAIT", "OVERALL", "PER_AGENT", "Flight", "Held", "HeldResults"]
 
 PER_AGENT = 16  # as many as the guard awaits (parallel calls of one turn)
 OVERALL = 1024
@@ -97,40 +96,22 @@ class HeldResults:
                 self._wake(at_once=True)
             return [agent_id] if len(entry[1]) > PER_AGENT or not self.delay else []
 
-    @contextlib.contextmanager
-    def carrying(self, agent_id: str) -> Iterator[list[Held]]:
-        """The agent's held results for one round trip, which the agent's later round trips
-        wait for; reported lost if it fails (``StoreUnavailableError``, or anything else)."""
+    def carrying(self, agent_id: str) -> Flight:
+        """The agent's held results for one round trip (a context manager), which the agent's
+        later round trips wait for; reported lost if it fails (``StoreUnavailableError``, or
+        anything else)."""
         with self._lock:
             while agent_id in self._flying:
                 self._landing.wait(FLIGHT_WAIT)
-            held = self._take(agent_id)
-        with self._delivering(agent_id, held):
-            yield held
+            return Flight(self, agent_id, self._take(agent_id))
 
-    @contextlib.asynccontextmanager
-    async def acarrying(self, agent_id: str) -> AsyncIterator[list[Held]]:
+    async def acarrying(self, agent_id: str) -> Flight:
         """``carrying`` for a coroutine: another round trip is waited for in a thread."""
         while True:
             with self._lock:
                 if agent_id not in self._flying:
-                    held = self._take(agent_id)
-                    break
+                    return Flight(self, agent_id, self._take(agent_id))
             await asyncio.to_thread(self._wait_landing, agent_id)
-        with self._delivering(agent_id, held):
-            yield held
-
-    @contextlib.contextmanager
-    def _delivering(self, agent_id: str, held: list[Held]) -> Iterator[None]:
-        """The round trip carrying ``held``: landed when it ends, reported lost if it fails."""
-        failure = None
-        try:
-            yield
-        except Exception as exc:
-            failure = _undelivered(exc)
-            raise
-        finally:
-            self._landed(agent_id, held, failure)
 
     def _wait_landing(self, agent_id: str) -> None:
         with self._lock:
@@ -209,6 +190,25 @@ class HeldResults:
     def _flush_all(self) -> None:
         for agent_id in self.agents():
             self._send(agent_id)
+
+
+class Flight:
+    """One round trip carrying an agent's held results (``HeldResults.carrying``): ``with`` it
+    gives them; when it ends the agent's next round trip may go, and if it failed they are
+    reported lost."""
+
+    __slots__ = ("_agent_id", "_owner", "held")
+
+    def __init__(self, owner: HeldResults, agent_id: str, held: list[Held]) -> None:
+        self._owner, self._agent_id, self.held = owner, agent_id, held
+
+    def __enter__(self) -> list[Held]:
+        return self.held
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        if self.held:
+            failure = _undelivered(exc) if isinstance(exc, Exception) else None
+            self._owner._landed(self._agent_id, self.held, failure)
 
 
 def _undelivered(exc: Exception) -> StoreUnavailableError:

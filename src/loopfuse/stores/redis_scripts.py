@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._calls import CallKey
 from .._state import ToolResult
@@ -40,14 +40,28 @@ __all__ = [
 ]
 
 SUPPORTED_KINDS = tuple(kind for kind, cls in REGISTRY.items() if cls.lua == "fragment")
-_DRIVER_FIELDS = ("calls", "denials", "puts", "aw", "pend")  # decide.lua's and observe.lua's own
+_DRIVER_FIELDS = ("calls", "denials", "puts", "aw", "pend", "lr")  # decide.lua's and observe.lua's own
 _FIELDS_LINE = re.compile(r"^-- fields:(.*)$", re.MULTILINE)
 _OPS_LINE = re.compile(r"^-- ops:(.*)$", re.MULTILINE)
 _OPS = ("check", "refused", "record", "observe", "touch")
 _OP_BITS = {"refused": 1, "record": 2, "observe": 4, "touch": 8}  # as lua/common.lua has()
 _FIELD_NAME = re.compile(r"[A-Za-z0-9_:]+")
 _FIELD_REF = re.compile(r"\bF(?:\.([A-Za-z_]\w*)|\['([^']+)'\])")
+_FIELD_PUT = re.compile(r"\bput\('([^']+)'")
 _UNSENT = b""  # a near-duplicate key not computed (the guard has seen no result yet)
+_TOOLS_KEPT = 1024
+
+
+class _Tool(NamedTuple):
+    """A tool's part of a check's arguments: the scripts' "tool" (``ScriptSet._error_scope``),
+    whether it is a batch tool, its window limits without and with a known result, and its
+    near-duplicate limit."""
+
+    scope: bytes
+    batch: bool
+    plain: int
+    with_result: int
+    near_limit: int
 
 
 def _source(name: str) -> str:
@@ -93,17 +107,29 @@ class ScriptSet:
         errors = [b for b in breakers if isinstance(b, SameErrorBreaker)]
         self._batch = errors[0].batch_tools if errors else frozenset()
         self._by_kind: dict[str, Any] = {b.kind: b for b in breakers}
+        self._tools: dict[str, _Tool] = {}
 
     def check_args(self, call: CallKey, near: bool) -> list[Any]:
         """The check's arguments; with ``near`` false the near-duplicate key is not computed
         (about 9 us of masking) and the script asks for it if the agent has results."""
-        plain, with_result = self._window_limits(call.tool)
-        args = [call.key.to_bytes(8, "big"), call.full, self._error_scope(call), plain, with_result]
-        breaker = self._near
-        if breaker is not None:
-            args.append(call.near.to_bytes(8, "big") if near else _UNSENT)
-            args.append(breaker.tool_limits.get(call.tool, breaker.limit))
-        return args
+        tool = self._tools.get(call.tool) or self._tool(call.tool)
+        key = call.key.to_bytes(8, "big")
+        scope = tool.scope + key if tool.batch else tool.scope
+        if self._near is None:
+            return [key, call.full, scope, tool.plain, tool.with_result]
+        near_key = call.near.to_bytes(8, "big") if near else _UNSENT
+        return [key, call.full, scope, tool.plain, tool.with_result, near_key, tool.near_limit]
+
+    def _tool(self, name: str) -> _Tool:
+        """What the scripts get for a call of tool ``name`` (kept for the next ``_TOOLS_KEPT`` tools)."""
+        if len(self._tools) >= _TOOLS_KEPT:
+            self._tools.clear()
+        plain, with_result = self._window_limits(name)
+        near = self._near.tool_limits.get(name, self._near.limit) if self._near is not None else 0
+        batch = name in self._batch
+        scope = _tool_id(name) + b"\n" if batch else _tool_id(name)
+        tool = self._tools[name] = _Tool(scope, batch, plain, with_result, near)
+        return tool
 
     def result_arg(self, call: CallKey, result: ToolResult) -> bytes:
         """One result as one argument (its fields: ``lua/observe.lua``), sent with the agent's
@@ -131,9 +157,8 @@ class ScriptSet:
     def _error_scope(self, call: CallKey) -> bytes:
         """What a run of same errors belongs to (the scripts' "tool"): the tool, or for a
         batch tool the identical call (as ``SameErrorBreaker`` counts it in process)."""
-        if self._batch and call.tool in self._batch:
-            return _tool_id(call.tool) + b"\n" + call.key.to_bytes(8, "big")
-        return _tool_id(call.tool)
+        tool = self._tools.get(call.tool) or self._tool(call.tool)
+        return tool.scope + call.key.to_bytes(8, "big") if tool.batch else tool.scope
 
     def rule(self, kind: str, code: str, tool: str) -> str:
         """The configuration key of a denial from the script (as the breaker in process names it)."""
@@ -202,17 +227,19 @@ def _load_state(fragments: list[str]) -> tuple[str, dict[str, int]]:
 
 
 def _resolve_fields(script: str, load_state: str, positions: dict[str, int]) -> str:
-    """``script`` with ``load_state()`` written out and each ``F.name`` (or ``F['name']``) read
-    as ``F[<its position>]``: ``F`` is the ``HMGET`` reply itself, so a run builds no table
-    and calls no function for it. A field no one declares is a ``ValueError``."""
+    """``script`` with ``load_state()`` written out, each ``F.name`` (or ``F['name']``) read as
+    ``F[<its position>]`` and each ``put('name', ...)`` as ``put(<its position>, 'name', ...)``:
+    ``F`` is the ``HMGET`` reply itself, so a run builds no table and calls no function for it.
+    A field no one declares is a ``ValueError``."""
 
-    def position(match: re.Match[str]) -> str:
-        name = match.group(1) or match.group(2)
+    def position(name: str) -> int:
         if name not in positions:
-            raise ValueError(f"a Lua fragment reads the field {name!r} that no '-- fields:' line declares")
-        return f"F[{positions[name]}]"
+            raise ValueError(f"a Lua fragment uses the field {name!r} that no '-- fields:' line declares")
+        return positions[name]
 
-    return _FIELD_REF.sub(position, script.replace("load_state()", load_state))
+    script = script.replace("load_state()", load_state)
+    script = _FIELD_REF.sub(lambda m: f"F[{position(m.group(1) or m.group(2))}]", script)
+    return _FIELD_PUT.sub(lambda m: f"put({position(m.group(1))}, '{m.group(1)}'", script)
 
 
 def _tool_id(tool: str) -> bytes:

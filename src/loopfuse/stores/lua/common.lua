@@ -1,11 +1,13 @@
 -- loopfuse: what decide.lua, observe.lua and the breakers' fragments share (the store prepends
 -- this file to both scripts, after the settings line).
 --
+-- All of an agent's state is one hash (KEYS[1]), read by one HMGET and written by one HSET per
+-- round trip: a command costs Redis about as much as the rest of a script's run.
 -- Keys are 8-byte strings; NONE (8 zero bytes) stands for "none" or "unknown": a call without a
 -- near-duplicate key, a cycle entry whose result is not known yet.
 -- A pending record is a key and its window index as 12 digits (RECORD bytes).
 
-local RECORD, NONE = 20, string.rep('\0', 8)
+local RECORD, NONE = 20, '\0\0\0\0\0\0\0\0'
 local RESEND = -1  -- a check's answer "send this call again with every key and argument"
 
 -- The breakers' fragments (lua/breakers/<kind>.lua), by kind: each one function unit(op, b, x),
@@ -15,23 +17,32 @@ local RESEND = -1  -- a check's answer "send this call again with every key and 
 --   unit('refused', b, c)   the call was denied by this breaker
 --   unit('record', b, c)    the call was allowed
 --   unit('observe', b, r)   the result r of an awaited call (observe.lua)
---   unit('touch', b)        refresh the expiry of keys of its own
+--   unit('touch', b)        refresh the expiry of keys of its own (none of the package's has any)
 -- A fragment's "-- ops:" header line names those it has: the store ends the settings of each of
 -- its breakers with their sum (refused 1, record 2, observe 4, touch 8; the driver tests the
 -- bit of op as b[#b] % (2 * op) >= op): a Lua call costs about 0.2 us, none is made for nothing.
 -- A warner (b.warn) only checks.
--- F holds the agent's state hash fields this run read (false when absent): the driver's and those
--- each fragment declares in its "-- fields:" header line, read by one HMGET (the store writes it
--- out where the drivers call load_state). Code names a field as F.<name> (or F[<quoted name>]): the store turns that into its position in the reply.
--- put(field, value, old) writes a field at the end of the run (or of the result observed) when value
--- differs from old.
+-- F holds the agent's state hash fields (false when absent): the driver's and those each
+-- fragment declares in its "-- fields:" header line, read by one HMGET at the start of the run
+-- (the store writes it out where pending.lua calls load_state). Code names a field as F.<name>
+-- (or F[<quoted name>]): the store turns that into its position in the reply.
+-- put(<quoted name>, value, old) sets a field when value differs from old: F sees it at once, Redis
+-- at the end of the run (save); the store writes the field's position in, as for F.
+
 local UNITS, F, OUT = {}, nil, {}
 
-local function put(field, value, old)
+local function put(at, field, value, old)
   if value ~= old then
+    F[at] = value
     OUT[#OUT + 1] = field
     OUT[#OUT + 1] = value
   end
+end
+
+-- Write what the run changed and refresh the expiry of the agent's state.
+local function save()
+  if #OUT > 0 then redis.call('HSET', KEYS[1], unpack(OUT)) end
+  redis.call('PEXPIRE', KEYS[1], ttl)
 end
 
 -- The position (from 1) of `entry` in `records`, a string of `width`-byte records; nil if absent.
@@ -64,6 +75,15 @@ local function awaiting(pending, entry, index, bound)
   return pending
 end
 
--- remember(table_key, ring_key, entry, entry_pair, count, bound): observe.lua defines it when the
--- round trip carries results (a check without results does not pay for its closure).
-local remember
+-- `latest` (records of `width` bytes, the newest first: what the last `bound` updates wrote) with
+-- `record` written now. The latest value of an entry is its first record (find_record).
+local function newest_first(latest, record, width, bound)
+  if #latest >= bound * width then latest = string.sub(latest, 1, (bound - 1) * width) end
+  return record .. latest
+end
+
+-- `ring` (8-byte entries, at most `bound`) with its entry at `index` (0-based) replaced by `entry`.
+local function ring_set(ring, index, entry)
+  local at = index * 8
+  return string.sub(ring, 1, at) .. entry .. string.sub(ring, at + 9)
+end

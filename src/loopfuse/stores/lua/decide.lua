@@ -4,15 +4,12 @@
 --   local size, ttl, breakers = <window length>, <idle expiry ms>, {{<kind>, <setting>...}, ...}
 -- with the breakers in the guard's order (each kind's settings: its fragment's header); then
 -- common.lua, the fragments of the guard's breakers (lua/breakers/<kind>.lua), observe.lua and
--- pending.lua: the results this process held back for the agent (ARGV after the
--- check's own, see pending.lua) are applied first, so the check sees them.
+-- pending.lua, which reads the agent's state and applies the results this process held back for
+-- the agent (ARGV after the check's own, see pending.lua) first, so the check sees them.
 --
 -- KEYS[1]  the agent's state hash: calls, denials, awaited results (aw, pend), the number of
---          results seen (puts), first:<kind>, and the fields of each breaker (its fragment)
--- KEYS[2]  the agent's window (duplicate.lua)
--- KEYS[3]  the latest result of each recent call key: key -> pair key .. update number
--- KEYS[4]  the ring of call keys in the order their results arrived (bounds KEYS[3])
--- KEYS[5], KEYS[6], KEYS[7]  near_duplicate's own window and latest results (near_duplicate.lua)
+--          results seen (puts) and the latest ones (lr, observe.lua), first:<kind>, and the
+--          fields of each breaker (its fragment)
 -- ARGV[1]  the call's window key (8 bytes)      ARGV[2]  the call's full digest (32 bytes)
 -- ARGV[3]  the tool's name                      ARGV[4], ARGV[5]  the window limit for this
 --          call without and with a known result (per-tool limits are resolved by the store)
@@ -23,29 +20,21 @@
 -- Returns 0 when the call is allowed and recorded, else {kind, count, limit, first, denials in a row,
 -- rule}, rule telling the limit reached apart where a kind has several ('' otherwise);
 -- {0, kind, count, limit, rule} when allowed with the warning of a warner;
--- 1, having changed nothing, when the near-duplicate key or the results' keys are needed and were
--- not sent (the agent has results; a store that has seen no result sends only KEYS[1], KEYS[2]
--- and no near-duplicate key): the store sends the call again with them. (A check carrying results
--- always sends everything, having seen results, so this never follows results just applied.)
+-- 1, having changed nothing, when the near-duplicate key is needed and was not sent (the agent
+-- has results; a store that has seen no result sends none): the store sends the call again with
+-- it. (A check carrying results always sends it, having seen results, so this never follows
+-- results just applied.)
 -- A denied call is recorded by no breaker.
 -- Pair keys and digests are computed by the store: Lua numbers are doubles, so it only compares bytes.
 
-local state = KEYS[1]
 local PENDING = math.min(size, 32)
-F = load_state()
 local calls, denials, puts = tonumber(F.calls) or 0, tonumber(F.denials) or 0, tonumber(F.puts) or 0
-if puts > 0 and #KEYS < 7 then return 1 end  -- the agent has results: everything is needed
 local c = {key = ARGV[1], digest = ARGV[2], tool = ARGV[3], calls = calls, puts = puts}
 local key = c.key
 
--- PEXPIRE costs about 1.5 us: the results' keys exist only once used.
+-- Write the state, refresh its expiry, and let the units with keys of their own refresh theirs.
 local function touch()
-  redis.call('PEXPIRE', state, ttl)
-  redis.call('PEXPIRE', KEYS[2], ttl)
-  if puts > 0 then
-    redis.call('PEXPIRE', KEYS[3], ttl)
-    redis.call('PEXPIRE', KEYS[4], ttl)
-  end
+  save()
   for _, b in ipairs(breakers) do
     if not b.warn and b[#b] % 16 >= 8 then UNITS[b[1]]('touch', b) end
   end
@@ -58,13 +47,13 @@ local warning = nil
 for _, b in ipairs(breakers) do
   local kind = b[1]
   local count, limit, rule = UNITS[kind]('check', b, c)
-  if count == RESEND then return 1 end
+  if count == RESEND then save() return 1 end  -- (nothing to save: see above)
   if count and b.warn then
     warning = warning or {0, kind, count, limit, rule or ''}
   elseif count then
     -- Denied: its bookkeeping, and a result of this call reported from now on is the denied
     -- one's (the wait ends).
-    local first = redis.call('HSETNX', state, 'first:' .. kind, 1)
+    local first = redis.call('HSETNX', KEYS[1], 'first:' .. kind, 1)
     if b[#b] % 2 >= 1 then UNITS[kind]('refused', b, c) end
     put('denials', denials + 1)
     if puts == 0 then
@@ -74,7 +63,6 @@ for _, b in ipairs(breakers) do
       local p = find_record(pending, key, RECORD)
       if p then put('pend', string.sub(pending, 1, p - 1) .. string.sub(pending, p + RECORD)) end
     end
-    redis.call('HSET', state, unpack(OUT))
     touch()
     return {kind, count, limit, first, denials + 1, rule or ''}
   end
@@ -93,6 +81,5 @@ if puts == 0 then
 else
   put('pend', awaiting(F.pend or '', key, calls, PENDING))
 end
-redis.call('HSET', state, unpack(OUT))
 touch()
 return warning or 0

@@ -1,4 +1,4 @@
--- loopfuse: the end of a flush, after pending.lua applied the held results: refresh the expiry
--- of the agent's keys (a check refreshes them in decide.lua). Returns how many results counted.
-for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ttl) end
+-- loopfuse: the end of a flush, after pending.lua applied the held results: write the agent's
+-- state and refresh its expiry (a check does it in decide.lua). Returns how many results counted.
+save()
 return counted

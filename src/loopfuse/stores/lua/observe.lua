@@ -2,7 +2,7 @@
 --
 -- Defines observe(arg), which pending.lua runs for each result a round trip carries (a check's, or
 -- a flush's); the store prepends the same settings line, common.lua and the fragments as for
--- decide.lua. Keys are decide.lua's. A result is one argument, its fields at fixed byte positions:
+-- decide.lua. A result is one argument, its fields at fixed byte positions:
 --   1-8    the call's window key                 9-16   the result digest
 --   17-24  the pair key of the call key and the result digest
 --   25     '0' when the result is an error       26-33  the error digest
@@ -14,6 +14,8 @@
 --
 -- A result counts only for an allowed call awaiting it, once (as AgentState.awaited_entry):
 -- until the agent's first result, the newest call (`aw`); then the last calls in `pend`.
+-- The latest result of each of the last `size` call keys that had one is the hash field `lr`:
+-- records of the call key and the pair key of it and its result, the newest first.
 -- observe(arg) returns 1 when the result counted, else 0.
 
 local observe  -- defined only when the round trip carries results (ARGV[#ARGV] > 0, pending.lua)
@@ -33,24 +35,8 @@ if tonumber(ARGV[#ARGV]) > 0 then
     return index
   end
 
-  -- Remember `entry`'s latest result (as `entry_pair`) in the hash `table_key` bounded by the ring
-  -- `ring_key`: the entry remembered `bound` results ago goes unless updated since. The new count.
-  remember = function(table_key, ring_key, entry, entry_pair, count, bound)
-    count = count + 1
-    local at = ((count - 1) % bound) * 8
-    local oldest = redis.call('GETRANGE', ring_key, at, at + 7)
-    if #oldest == 8 then
-      local v = redis.call('HGET', table_key, oldest)
-      if v and tonumber(string.sub(v, 9)) == count - bound then redis.call('HDEL', table_key, oldest) end
-    end
-    redis.call('SETRANGE', ring_key, at, entry)
-    redis.call('HSET', table_key, entry, entry_pair .. count)
-    return count
-  end
-
-  -- The keys' expiry is refreshed once per round trip, after (flush.lua, decide.lua).
+  -- The state is written, and its expiry refreshed, once per round trip, after (flush.lua, decide.lua).
   observe = function(arg)
-    F = load_state()
     local n = string.byte(arg, 50)
     local r = {
       key = string.sub(arg, 1, 8), result = string.sub(arg, 9, 16), pair = string.sub(arg, 17, 24),
@@ -60,16 +46,12 @@ if tonumber(ARGV[#ARGV]) > 0 then
       calls = tonumber(F.calls) or 0, puts = tonumber(F.puts) or 0,
     }
     r.index = awaited_entry(r.key, r.calls)
-    if r.index then
-      for _, b in ipairs(breakers) do
-        if not b.warn and b[#b] % 8 >= 4 then UNITS[b[1]]('observe', b, r) end
-      end
-      put('puts', remember(KEYS[3], KEYS[4], r.key, r.pair, r.puts, size))
+    if not r.index then return 0 end
+    for _, b in ipairs(breakers) do
+      if not b.warn and b[#b] % 8 >= 4 then UNITS[b[1]]('observe', b, r) end
     end
-    if #OUT > 0 then
-      redis.call('HSET', KEYS[1], unpack(OUT))
-      OUT = {}
-    end
-    return r.index and 1 or 0
+    put('lr', newest_first(F.lr or '', r.key .. r.pair, 16, size))
+    put('puts', r.puts + 1)
+    return 1
   end
 end

@@ -2,27 +2,25 @@
 --
 -- Settings: {'duplicate', result_aware, same_result_limit, progress_limit}; a check sends the
 -- window limit for its call without and with a known result (decide.lua ARGV[4], ARGV[5]).
--- KEYS[2] is the window: a string of 8-byte entries (call keys, or pair keys of a call and its
--- result once known), a ring of at most `size` entries, the newest at `pos` once full; KEYS[3]
--- the latest result of each recent call key (observe.lua). In the agent's hash (KEYS[1]):
+-- Its state, in the agent's hash (KEYS[1]):
+--   w    the window: 8-byte entries (call keys, or pair keys of a call and its result once
+--        known), a ring of at most `size` entries, the newest at `pos` once full
 --   pos  where the next entry goes once the ring is full
 --   rk   the key of the run of one call in a row      rl  its length
 --   rs   how many of its results in a row were the same      rr  its latest result
--- fields: pos rk rl rs rr
+-- and it reads the latest result of each recent call key (lr: observe.lua keeps it).
+-- fields: w pos rk rl rs rr lr
 -- ops: check record observe
-
-local dup_ring = ''  -- the window, as the check read it
 
 UNITS['duplicate'] = function(op, b, x)
   if op == 'check' then
-    local key = x.key
-    dup_ring = redis.call('GET', KEYS[2]) or ''
-    local n, pair, limit = count_in(dup_ring, key), nil, tonumber(ARGV[4])
+    local key, ring = x.key, F.w or ''
+    local n, pair, limit = count_in(ring, key), nil, tonumber(ARGV[4])
     if b[2] == 1 and x.puts > 0 then  -- the pair key of this call's latest result, when known
-      local v = redis.call('HGET', KEYS[3], key)
-      pair = v and string.sub(v, 1, 8)
+      local p = find_record(F.lr or '', key, 16)
+      pair = p and string.sub(F.lr, p + 8, p + 15)
     end
-    if pair then n, limit = n + count_in(dup_ring, pair), tonumber(ARGV[5]) end
+    if pair then n, limit = n + count_in(ring, pair), tonumber(ARGV[5]) end
     if b.warn then limit = math.min(limit, b.warn) end
     if n >= limit then return n, limit, pair and 'result' or 'window' end
     if not pair or F.rk ~= key then return nil end
@@ -31,16 +29,12 @@ UNITS['duplicate'] = function(op, b, x)
     if b[4] > 0 and run_len >= b[4] then return run_len, b[4], 'progress' end
   elseif op == 'record' then
     -- Append the call's key to the window; once full, overwrite the oldest entry.
-    local key, ring, full, pos = x.key, dup_ring, size * 8, tonumber(F.pos) or 0
-    if #ring + 8 < full then
-      redis.call('APPEND', KEYS[2], key)
-    elseif #ring + 8 == full then  -- a fresh string: APPEND's spare capacity would stay allocated
-      redis.call('SET', KEYS[2], ring .. key, 'KEEPTTL')
+    local key, ring, full, pos = x.key, F.w or '', size * 8, tonumber(F.pos) or 0
+    if #ring > full then ring = string.sub(ring, 1, full) end  -- the window was made shorter
+    if #ring < full then
+      put('w', ring .. key)
     else
-      if #ring > full then  -- the window was made shorter since this agent's last call
-        redis.call('SET', KEYS[2], string.sub(ring, 1, full))
-      end
-      redis.call('SETRANGE', KEYS[2], (pos % size) * 8, key)
+      put('w', ring_set(ring, pos % size, key))
       put('pos', pos % size + 1, pos)
     end
     local run_len = tonumber(F.rl) or 0
@@ -51,12 +45,13 @@ UNITS['duplicate'] = function(op, b, x)
     end
   elseif op == 'observe' and b[2] == 1 then
     -- Re-key the call's window entry by its result, and follow the run of this call's results.
-    local held = redis.call('STRLEN', KEYS[2]) / 8
+    local ring = F.w or ''
     local age = x.calls - 1 - x.index
-    if age >= 0 and age < held then redis.call('SETRANGE', KEYS[2], (x.index % size) * 8, x.pair) end
+    if age >= 0 and age < #ring / 8 then put('w', ring_set(ring, x.index % size, x.pair)) end
     if x.key == F.rk then
-      put('rs', x.result == F.rr and (tonumber(F.rs) or 0) + 1 or 1)
-      put('rr', x.result)
+      local same = tonumber(F.rs) or 0
+      put('rs', x.result == F.rr and same + 1 or 1, same)
+      put('rr', x.result, F.rr)
     end
   end
 end

@@ -21,7 +21,7 @@ UNITS['repeat'] = function(op, b, x)
       put('sres', '', F.sres or '')
     end
   elseif op == 'observe' and x.digest == F.digest then
-    if F.sres and F.sres ~= '' and x.result ~= F.sres then put('stale', 1) end
-    put('sres', x.result)
+    if F.sres and F.sres ~= '' and x.result ~= F.sres then put('stale', 1, stale) end
+    put('sres', x.result, F.sres)
   end
 end

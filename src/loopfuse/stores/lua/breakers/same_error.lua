@@ -13,15 +13,16 @@ UNITS['same_error'] = function(op, b, x)
     if b[3] > 0 and F.ec == x.key and call_streak >= b[3] then return call_streak, b[3], 'identical' end
   elseif op == 'observe' then
     if not x.failed then
-      put('et', '') put('ek', '') put('es', 0) put('ec', '') put('ecs', 0)
+      put('et', '', F.et or '') put('ek', '', F.ek or '') put('ec', '', F.ec or '')
+      put('es', 0, tonumber(F.es) or 0) put('ecs', 0, tonumber(F.ecs) or 0)
       return
     end
     if x.tool == F.et and x.err == F.ek then
       put('es', (tonumber(F.es) or 0) + 1)
       put('ecs', x.key == F.ec and (tonumber(F.ecs) or 0) + 1 or 1)
     else
-      put('et', x.tool) put('ek', x.err) put('es', 1) put('ecs', 1)
+      put('et', x.tool, F.et) put('ek', x.err, F.ek) put('es', 1) put('ecs', 1)
     end
-    put('ec', x.key)
+    put('ec', x.key, F.ec)
   end
 end
