@@ -202,3 +202,27 @@ def test_call_key_bytes_round_trip(redis_server: RedisServer) -> None:
     outcome = store.decide("x", a)
     assert outcome is not None and outcome.denial is None
     store.close()
+
+
+def _checks_in_child(guard: Guard, results: Any) -> None:
+    decisions = [guard.check("read", {"p": i}, "child").allowed for i in range(200)]
+    results.put((all(decisions), guard.stats()["fail_open"]))
+
+
+def test_a_forked_child_uses_its_own_connections(redis_server: RedisServer) -> None:
+    """A child forked after the parent's first round trip must not read the parent's replies."""
+    import multiprocessing
+
+    guard = guard_on(
+        redis_server, unique_prefix(), {"circuit_breaker": {"max_calls_per_agent": 0, "duplicate_limit": 1}}
+    )
+    assert guard.check("read", {"p": -1}, "parent").allowed  # the parent's connection is open
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    child = context.Process(target=_checks_in_child, args=(guard, results))
+    child.start()
+    parent = [guard.check("read", {"p": i}, "parent").allowed for i in range(200)]
+    child.join(timeout=60)
+    assert child.exitcode == 0 and results.get(timeout=5) == (True, {})
+    assert all(parent) and guard.stats()["fail_open"] == {}
+    assert not guard.check("read", {"p": 5}, "child").allowed  # the child's calls reached Redis
