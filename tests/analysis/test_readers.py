@@ -216,3 +216,11 @@ def test_progress_comes_while_a_big_file_streams(tmp_path: Path) -> None:
     size = big.stat().st_size
     assert len({r for r in reported_at_each_call if 0 < r < size}) >= 5
     assert sum(seen) == size
+
+
+def test_a_result_of_json_blocks_is_kept_to_the_result_limit_not_the_excerpt() -> None:
+    from loopfuse.analysis.transcripts.base import RESULT_CHARS, excerpt
+
+    block = {"type": "json", "rows": list(range(200))}
+    assert len(excerpt([block], RESULT_CHARS) or "") > EXCERPT_CHARS
+    assert len(excerpt([block]) or "") == EXCERPT_CHARS

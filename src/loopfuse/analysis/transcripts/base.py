@@ -105,21 +105,21 @@ def excerpt(value: Any, limit: int = EXCERPT_CHARS) -> str | None:
     if isinstance(value, str):
         return value[:limit]
     if isinstance(value, list):
-        texts = [_block_text(v) for v in value]
+        texts = [_block_text(v, limit) for v in value]
         return "\n".join(t for t in texts if t)[:limit]
     if isinstance(value, dict):
-        return _block_text(value)[:limit]
+        return _block_text(value, limit)[:limit]
     return str(value)[:limit]
 
 
-def _block_text(block: Any) -> str:
+def _block_text(block: Any, limit: int) -> str:
     if isinstance(block, str):
         return block
     if isinstance(block, dict):
         for key in ("text", "output", "content", "error"):
             if isinstance(block.get(key), str):
                 return str(block[key])
-        return json.dumps(block, ensure_ascii=False)[:EXCERPT_CHARS]
+        return json.dumps(block, ensure_ascii=False)[:limit]
     return str(block)
 
 
