@@ -70,13 +70,7 @@ class ClientIO:
         self._scripts: dict[str, Any] = {}
 
     def script(self, script: Script, keys: Sequence[str], args: Sequence[bytes | int]) -> Any:
-        return self._registered(script)(keys=keys, args=args, client=self._client)
-
-    def _registered(self, script: Script) -> Any:
-        found = self._scripts.get(script.sha)
-        if found is None:
-            found = self._scripts[script.sha] = self._client.register_script(script.source)
-        return found
+        return _registered(self._scripts, self._client, script)(keys=keys, args=args, client=self._client)
 
     def delete(self, keys: Sequence[str]) -> None:
         self._client.delete(*keys)
@@ -111,13 +105,18 @@ class AsyncClientIO:
         self._scripts: dict[str, Any] = {}
 
     async def script(self, script: Script, keys: Sequence[str], args: Sequence[bytes | int]) -> Any:
-        found = self._scripts.get(script.sha)
-        if found is None:
-            found = self._scripts[script.sha] = self._client.register_script(script.source)
-        return await found(keys=keys, args=args)
+        return await _registered(self._scripts, self._client, script)(keys=keys, args=args)
 
     async def aclose(self) -> None:
         """The host's client stays open."""
+
+
+def _registered(scripts: dict[str, Any], client: Any, script: Script) -> Any:
+    """redis-py's ``Script`` object for ``script`` on ``client``, registered once."""
+    found = scripts.get(script.sha)
+    if found is None:
+        found = scripts[script.sha] = client.register_script(script.source)
+    return found
 
 
 def io_for(client: Any) -> WireIO | ClientIO:
