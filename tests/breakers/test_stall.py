@@ -23,6 +23,7 @@ def state_after(breaker: StallBreaker, steps: list[tuple[CallKey, ToolResult]]) 
     """An agent's state once ``steps`` ran and reported their results."""
     state = AgentState(200)
     for key, result in steps:
+        state.calls += 1  # allowed, as a store does before the call runs
         breaker.observe(state, key, result)
     return state
 
@@ -75,7 +76,47 @@ def test_successes_use_limit_and_its_rule() -> None:
 def test_a_call_without_a_reported_result_is_never_denied() -> None:
     breaker = StallBreaker(limit=1, error_limit=1)
     assert breaker.check(AgentState(200), call(1)) is None
-    assert breaker.check(state_after(breaker, [(call(2), failure(5))] * 5), call(1)) is None
+    state = state_after(breaker, [(call(2), failure(5))] * 5)
+    state.calls += 1  # another call was made since the last result
+    assert breaker.check(state, call(1)) is None
+
+
+def test_the_result_completing_a_streak_refuses_the_next_call_whatever_it_is() -> None:
+    breaker = StallBreaker(limit=8, error_limit=4)
+    steps = [(call(1), failure(5))] * 4
+    assert breaker.check(state_after(breaker, steps[:3]), call(2)) is None
+    denial = breaker.check(state_after(breaker, steps), call(2))
+    assert denial is not None
+    assert (denial.count, denial.limit, denial.rule) == (4, 4, "stall.after_error_limit")
+
+
+def test_the_identical_call_after_a_streak_keeps_its_own_rule() -> None:
+    breaker = StallBreaker(limit=8, error_limit=4)
+    denial = breaker.check(state_after(breaker, [(call(1), failure(5))] * 4), call(1))
+    assert denial is not None and denial.rule == "stall.error_limit"
+
+
+def test_only_the_first_call_after_a_streak_is_refused() -> None:
+    """Once a call was refused (by any breaker) or made, other calls are judged as usual."""
+    breaker = StallBreaker(limit=8, error_limit=4)
+    state = state_after(breaker, [(call(1), failure(5))] * 4)
+    state.denials_in_row += 1
+    assert breaker.check(state, call(2)) is None
+    assert breaker.check(state, call(1)) is not None  # the identical call stays refused
+
+
+def test_a_new_result_completes_no_streak() -> None:
+    breaker = StallBreaker(limit=8, error_limit=4)
+    steps = [(call(1), failure(5))] * 4 + [(call(3), success(77))]
+    assert breaker.check(state_after(breaker, steps), call(2)) is None
+
+
+def test_successes_refuse_the_next_call_at_limit() -> None:
+    breaker = StallBreaker(limit=3, error_limit=0)
+    denial = breaker.check(state_after(breaker, [(call(1), success(9))] * 3), call(2))
+    assert denial is not None
+    assert (denial.count, denial.limit, denial.rule) == (3, 3, "stall.after_limit")
+    assert breaker.check(state_after(breaker, [(call(1), failure(9))] * 9), call(2)) is None  # 0: off
 
 
 def test_memory_stays_bounded_by_window() -> None:

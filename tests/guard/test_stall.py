@@ -56,3 +56,24 @@ def test_a_denied_attempt_never_counts(make_guard: GuardFactory) -> None:
     for _ in range(3):
         assert not run(guard, "edit", EDIT, ERROR.format(n=7), ok=False)
     assert guard.check("edit", EDIT, "a").count == 2
+
+
+def test_the_call_after_a_fourth_identical_failure_is_refused_whatever(make_guard: GuardFactory) -> None:
+    """The agent's next move after a stalled failure is most often a trivial variant of it."""
+    guard = make_guard()
+    for n in range(4):
+        assert run(guard, "edit", EDIT, ERROR.format(n=n), ok=False)
+    variant = {"command": EDIT["command"].replace("264:265", "263:265")}
+    decision = guard.check("edit", variant, "a")
+    assert (decision.allowed, decision.kind, decision.count, decision.limit) == (False, "stall", 4, 4)
+    assert decision.rule == "stall.after_error_limit"
+    assert "stall error_limit 4" in (decision.message or "") and "263" not in (decision.message or "")
+    assert not run(guard, "edit", EDIT, ERROR.format(n=9), ok=False)  # the identical call: its own rule
+    assert run(guard, "open", {"path": "a.py"}, "[File: a.py (40 lines)]")  # judged as usual again
+
+
+def test_three_identical_failures_then_a_variant_are_all_allowed(make_guard: GuardFactory) -> None:
+    guard = make_guard()
+    for n in range(3):
+        assert run(guard, "edit", EDIT, ERROR.format(n=n), ok=False)
+    assert run(guard, "edit", {"command": EDIT["command"] + "  "}, "[File: a.py] edited", ok=True)

@@ -7,6 +7,12 @@ timestamps masked), how many times that pair came back *with no new outcome in b
 new meaning one the agent has not seen among its last ``window`` results. A thinking or
 no-op step, or a trivial variant of the call that fails the same way, brings nothing new,
 so it does not reset the count; a new result anywhere does.
+
+The result that completes such a streak also refuses the agent's next call, whatever it is:
+an agent that got the same outcome ``limit`` times is stuck, and its next move is most often
+a trivial variant or a no-op that would let it go round once more (the published rule of
+OpenHands stops the agent after 4 identical action-and-observation pairs). That refusal is
+one call only: the call after it is judged as usual.
 """
 
 from __future__ import annotations
@@ -53,12 +59,16 @@ class StallState:
     """The breaker's slice of one agent's state, made at its first result: how many new
     outcomes it has seen (``novel``), the outcomes seen lately, the latest outcome of each
     recent call and, per recent call and outcome, its count and the ``novel`` of its last
-    occurrence. Each table keeps what its last ``window`` updates wrote."""
+    occurrence; and the latest result's count, with the agent's calls made and denied in a
+    row when it came (its next call is the one it refuses). Each table keeps what its last
+    ``window`` updates wrote."""
 
-    __slots__ = ("last", "novel", "pairs", "seen")
+    __slots__ = ("last", "latest", "novel", "pairs", "seen")
 
     def __init__(self, window: int) -> None:
         self.novel = 0
+        # The latest result's streak: (calls, denials in a row, count, failed) when it came.
+        self.latest: tuple[int, int, int, bool] | None = None
         self.seen, self.last, self.pairs = RecentDigests(window), RecentDigests(window), RecentDigests(window)
 
 
@@ -82,6 +92,15 @@ class StallBreaker:
             + CHANGE[0].lower()
             + CHANGE[1:]
         ),
+        "stall.after_limit": (
+            "the previous call returned the same result {count} times with nothing new in between "
+            "(stall limit {limit}), so this agent is stuck and this next call is refused too. " + CHANGE
+        ),
+        "stall.after_error_limit": (
+            "the previous call failed the same way {count} times with nothing new in between "
+            "(stall error_limit {limit}), so this agent is stuck and this next call is refused too. "
+            "Do not retry a variant of it: fix the cause or " + CHANGE[0].lower() + CHANGE[1:]
+        ),
     }
 
     def __init__(self, limit: int, error_limit: int, window: int = 32) -> None:
@@ -98,6 +117,9 @@ class StallBreaker:
         mine = state.units.get("stall") if state.units else None
         if mine is None:
             return None
+        return self._repeated(mine, call) or self._next_after_stall(mine, state)
+
+    def _repeated(self, mine: StallState, call: CallKey) -> Denial | None:
         outcome = mine.last.get(call.key)
         entry = mine.pairs.get(pair_key(call.key, outcome)) if outcome is not None else None
         if entry is None or entry >> 17 != mine.novel:
@@ -106,6 +128,17 @@ class StallBreaker:
         limit = self.error_limit if failed else self.limit
         if limit and count >= limit:
             return Denial("stall", count, limit, "stall.error_limit" if failed else "stall.limit")
+        return None
+
+    def _next_after_stall(self, mine: StallState, state: AgentState) -> Denial | None:
+        """The agent's first call after the result that completed a streak (none made or denied since)."""
+        latest = mine.latest
+        if latest is None or latest[0] != state.calls or latest[1] != state.denials_in_row:
+            return None
+        count, failed = latest[2], latest[3]
+        limit = self.error_limit if failed else self.limit
+        if limit and count >= limit:
+            return Denial("stall", count, limit, "stall.after_error_limit" if failed else "stall.after_limit")
         return None
 
     def record(self, state: AgentState, call: CallKey) -> None:
@@ -126,6 +159,7 @@ class StallBreaker:
         count = (entry & _COUNT) + 1 if entry is not None and entry >> 17 == mine.novel else 1
         mine.pairs.put(pair, mine.novel << 17 | (_FAILED if failed else 0) | min(count, _COUNT))
         mine.last.put(call.key, outcome)
+        mine.latest = (state.calls, state.denials_in_row, min(count, _COUNT), failed)
 
     def allowed_repeats(self) -> int | None:
         """How many identical calls, each with the same successful result, it allows."""
@@ -139,4 +173,11 @@ class StallBreaker:
         return (self.limit, self.error_limit, self.window)
 
     def script_rule(self, code: str, tool: str) -> str:
-        return "stall.error_limit" if code == "error" else "stall.limit"
+        return _SCRIPT_RULES.get(code, "stall.limit")
+
+
+_SCRIPT_RULES = {
+    "error": "stall.error_limit",
+    "after": "stall.after_limit",
+    "after_error": "stall.after_error_limit",
+}

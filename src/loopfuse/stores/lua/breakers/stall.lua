@@ -8,24 +8,35 @@
 --   st:l  each call's latest outcome: call key, outcome (16 bytes)
 --   st:p  per call and outcome: call key, outcome, failed (0/1), count (5 digits) and the st:n
 --         of the last time that call gave that outcome (12 digits): STALL_PAIR bytes
--- fields: st:n st:s st:l st:p
+-- and the latest result's streak, whose next call it refuses:
+--   st:t  '<calls>:<denials in a row>:' when it came, then failed (0/1) and its count
+-- fields: st:n st:s st:l st:p st:t denials
 -- ops: check observe
 
 local STALL_PAIR = 34
 
 UNITS['stall'] = function(op, b, x)
   if op == 'check' then
+    -- The identical call, its outcome repeated with nothing new in between.
     local latest = F['st:l']
     local p = latest and find_record(latest, x.key, 16)
-    if not p then return nil end
-    local pairs_ = F['st:p'] or ''
-    local q = find_record(pairs_, string.sub(latest, p, p + 15), STALL_PAIR)
-    if not q or string.sub(pairs_, q + 22, q + 33) ~= string.format('%012d', tonumber(F['st:n']) or 0) then
-      return nil
+    if p then
+      local pairs_ = F['st:p'] or ''
+      local q = find_record(pairs_, string.sub(latest, p, p + 15), STALL_PAIR)
+      if q and string.sub(pairs_, q + 22, q + 33) == string.format('%012d', tonumber(F['st:n']) or 0) then
+        local failed, count = string.sub(pairs_, q + 16, q + 16) == '1', tonumber(string.sub(pairs_, q + 17, q + 21))
+        local limit = failed and b[3] or b[2]
+        if limit > 0 and count >= limit then return count, limit, failed and 'error' or '' end
+      end
     end
-    local failed, count = string.sub(pairs_, q + 16, q + 16) == '1', tonumber(string.sub(pairs_, q + 17, q + 21))
+    -- Any call right after the result that completed a streak (no call made or denied since).
+    local t = F['st:t']
+    if not t then return nil end
+    local stamp = x.calls .. ':' .. (tonumber(F.denials) or 0) .. ':'
+    if string.sub(t, 1, #stamp) ~= stamp then return nil end
+    local failed, count = string.sub(t, #stamp + 1, #stamp + 1) == '1', tonumber(string.sub(t, #stamp + 2))
     local limit = failed and b[3] or b[2]
-    if limit > 0 and count >= limit then return count, limit, failed and 'error' or '' end
+    if limit > 0 and count >= limit then return count, limit, failed and 'after_error' or 'after' end
   elseif op == 'observe' then
     local size, key, failed = b[4], x.key, x.failed
     local outcome = failed and x.err or x.result
@@ -42,6 +53,7 @@ UNITS['stall'] = function(op, b, x)
     local pair = entry .. (failed and '1' or '0') .. string.format('%05d', count) .. stamp
     put('st:p', newest_first(pairs_, pair, STALL_PAIR, size))
     put('st:l', newest_first(F['st:l'] or '', entry, 16, size))
+    put('st:t', x.calls .. ':' .. (tonumber(F.denials) or 0) .. ':' .. (failed and '1' or '0') .. count, F['st:t'])
     put('st:n', novel, tonumber(F['st:n']) or 0)
   end
 end
