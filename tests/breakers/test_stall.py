@@ -66,7 +66,7 @@ def test_rerunning_a_failing_test_after_each_different_edit_is_never_denied() ->
 
 
 def test_successes_use_limit_and_its_rule() -> None:
-    breaker = StallBreaker(limit=3, error_limit=0)
+    breaker = StallBreaker(limit=3, error_limit=0, tool_error_limit=0)
     denial = breaker.check(state_after(breaker, [(call(1), success(9))] * 3), call(1))
     assert denial is not None
     assert (denial.count, denial.limit, denial.rule) == (3, 3, "stall.limit")
@@ -78,7 +78,7 @@ def test_a_call_without_a_reported_result_is_never_denied() -> None:
     assert breaker.check(AgentState(200), call(1)) is None
     state = state_after(breaker, [(call(2), failure(5))] * 5)
     state.calls += 1  # another call was made since the last result
-    assert breaker.check(state, call(1)) is None
+    assert breaker.check(state, call(1, "open")) is None
 
 
 def test_the_result_completing_a_streak_refuses_the_next_call_whatever_it_is() -> None:
@@ -112,7 +112,7 @@ def test_a_new_result_completes_no_streak() -> None:
 
 
 def test_successes_refuse_the_next_call_at_limit() -> None:
-    breaker = StallBreaker(limit=3, error_limit=0)
+    breaker = StallBreaker(limit=3, error_limit=0, tool_error_limit=0)
     denial = breaker.check(state_after(breaker, [(call(1), success(9))] * 3), call(2))
     assert denial is not None
     assert (denial.count, denial.limit, denial.rule) == (3, 3, "stall.after_limit")
@@ -125,3 +125,28 @@ def test_memory_stays_bounded_by_window() -> None:
     mine = state.units["stall"] if state.units else None
     assert mine is not None
     assert max(len(mine.seen), len(mine.last), len(mine.pairs)) <= 16
+
+
+def test_a_tool_failing_the_same_way_with_other_arguments_is_denied_at_tool_error_limit() -> None:
+    breaker = StallBreaker(limit=8, error_limit=4, tool_error_limit=5)
+    steps = [(call(n, "lookup"), failure(5)) for n in range(5)]
+    assert breaker.check(state_after(breaker, steps[:4]), call(99, "lookup")) is None
+    denial = breaker.check(state_after(breaker, steps), call(99, "lookup"))
+    assert denial is not None
+    assert (denial.count, denial.limit, denial.rule) == (5, 5, "stall.tool_error_limit")
+
+
+def test_another_tool_or_another_error_is_not_the_tools_streak() -> None:
+    breaker = StallBreaker(limit=8, error_limit=4, tool_error_limit=3)
+    state = state_after(breaker, [(call(n, "lookup"), failure(5)) for n in range(3)])
+    state.denials_in_row += 1  # the call right after is past: only the tool rule is left
+    assert breaker.check(state, call(99, "search")) is None
+    mixed = [(call(n, "lookup"), failure(5 + n % 2)) for n in range(4)]
+    assert breaker.check(state_after(breaker, mixed), call(99, "lookup")) is None
+
+
+def test_a_batch_tools_items_failing_alike_add_up_to_nothing() -> None:
+    breaker = StallBreaker(limit=8, error_limit=4, tool_error_limit=2, batch_tools=["fetch"])
+    state = state_after(breaker, [(call(n, "fetch"), failure(5)) for n in range(6)])
+    state.calls += 1
+    assert breaker.check(state, call(99, "fetch")) is None

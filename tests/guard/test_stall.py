@@ -27,7 +27,7 @@ def test_identical_failures_with_a_no_op_between_are_denied(make_guard: GuardFac
 
 
 def test_identical_failures_with_trivial_variants_between_are_denied(make_guard: GuardFactory) -> None:
-    guard = make_guard()
+    guard = make_guard({"stall": {"tool_error_limit": 0}})  # the tool's own count would deny first
     for n in range(3):
         assert run(guard, "edit", EDIT, ERROR.format(n=n), ok=False)
         variant = {"command": EDIT["command"] + " " * (n + 1)}
@@ -77,3 +77,36 @@ def test_three_identical_failures_then_a_variant_are_all_allowed(make_guard: Gua
     for n in range(3):
         assert run(guard, "edit", EDIT, ERROR.format(n=n), ok=False)
     assert run(guard, "edit", {"command": EDIT["command"] + "  "}, "[File: a.py] edited", ok=True)
+
+
+LOOKUP_ERROR = "Could not find class Capability in the codebase."
+
+
+def test_a_tool_failing_the_same_way_whatever_its_arguments_is_denied(make_guard: GuardFactory) -> None:
+    """The same class looked up in one file after another: the answer never changes."""
+    guard = make_guard()
+    for n in range(5):
+        args = {"class_name": "Capability", "file_name": f"tests/app{n}/models.py"}
+        assert run(guard, "search_class_in_file", args, LOOKUP_ERROR, ok=False)
+    decision = guard.check("search_class_in_file", {"class_name": "Capability", "file_name": "b.py"}, "a")
+    assert (decision.allowed, decision.kind, decision.count, decision.limit) == (False, "stall", 5, 5)
+    assert decision.rule == "stall.tool_error_limit"
+    assert "stall tool_error_limit 5" in (decision.message or "") and "Capability" not in (
+        decision.message or ""
+    )
+    assert run(guard, "search_code", {"code_str": "Capability"}, "Found 2 snippets")  # other tools run
+
+
+def test_a_new_result_between_failures_of_a_tool_starts_its_count_again(make_guard: GuardFactory) -> None:
+    guard = make_guard()
+    for n in range(8):
+        args = {"class_name": "Capability", "file_name": f"tests/app{n}/models.py"}
+        assert run(guard, "search_class_in_file", args, LOOKUP_ERROR, ok=False)
+        if n % 4 == 3:
+            assert run(guard, "search_code", {"code_str": f"Cap{n}"}, f"Found {n} snippets in file{n}.py")
+
+
+def test_a_batch_tool_counts_its_identical_calls_only(make_guard: GuardFactory) -> None:
+    guard = make_guard({"tools": {"fetch": {"batch": True}}})
+    for n in range(8):
+        assert run(guard, "fetch", {"id": f"item-{n}"}, "not available", ok=False)

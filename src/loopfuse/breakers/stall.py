@@ -13,10 +13,16 @@ an agent that got the same outcome ``limit`` times is stuck, and its next move i
 a trivial variant or a no-op that would let it go round once more (the published rule of
 OpenHands stops the agent after 4 identical action-and-observation pairs). That refusal is
 one call only: the call after it is judged as usual.
+
+A tool that keeps failing the same way with nothing new in between is stuck too, whatever
+its arguments: the same class looked up in one file after another, each answer "could not
+find class X". ``tool_error_limit`` counts those per tool (for a batch tool, per identical
+call, as ``same_error`` does).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -34,16 +40,19 @@ if TYPE_CHECKING:
 __all__ = ["StallBreaker", "StallConfig", "StallState"]
 
 _COUNT, _FAILED = 0xFFFF, 1 << 16  # a pair's entry: novelty stamp << 17 | failed | count
+_MASK63 = (1 << 63) - 1
 
 
 @dataclass(frozen=True)
 class StallConfig:
     """Section ``stall``: deny a call whose latest outcome already came back ``limit`` times
-    (``error_limit`` when it was a failure) with nothing new in between (0 disables a part)."""
+    (``error_limit`` when it was a failure), and a call to a tool that failed the same way
+    ``tool_error_limit`` times, with nothing new in between (0 disables a part)."""
 
     enabled: bool = True
     limit: int = 8
     error_limit: int = 4
+    tool_error_limit: int = 5
     window: int = 32
     warn_at: int = 0
 
@@ -52,6 +61,7 @@ class StallConfig:
         check_bool("stall", "enabled", self.enabled)
         check_int("stall", "limit", self.limit, 0)
         check_int("stall", "error_limit", self.error_limit, 0)
+        check_int("stall", "tool_error_limit", self.tool_error_limit, 0)
         check_int("stall", "window", self.window, 2)
 
 
@@ -60,13 +70,14 @@ class StallState:
     outcomes it has seen (``novel``), the outcomes seen lately, the latest outcome of each
     recent call and, per recent call and outcome, its count and the ``novel`` of its last
     occurrence; and the latest result's count, with the agent's calls made and denied in a
-    row when it came (its next call is the one it refuses). Each table keeps what its last
-    ``window`` updates wrote."""
+    row when it came (its next call is the one it refuses); and the same, per tool, for its
+    failures. Each table keeps what its last ``window`` updates wrote."""
 
-    __slots__ = ("last", "latest", "novel", "pairs", "seen")
+    __slots__ = ("last", "latest", "novel", "pairs", "seen", "tool_last", "tool_pairs")
 
     def __init__(self, window: int) -> None:
         self.novel = 0
+        self.tool_last, self.tool_pairs = RecentDigests(window), RecentDigests(window)
         # The latest result's streak: (calls, denials in a row, count, failed) when it came.
         self.latest: tuple[int, int, int, bool] | None = None
         self.seen, self.last, self.pairs = RecentDigests(window), RecentDigests(window), RecentDigests(window)
@@ -101,23 +112,45 @@ class StallBreaker:
             "(stall error_limit {limit}), so this agent is stuck and this next call is refused too. "
             "Do not retry a variant of it: fix the cause or " + CHANGE[0].lower() + CHANGE[1:]
         ),
+        "stall.tool_error_limit": (
+            "{tool} already failed the same way {count} times with nothing new in between, whatever "
+            "its arguments (stall tool_error_limit {limit}). Other arguments will not help: fix the "
+            "cause or " + CHANGE[0].lower() + CHANGE[1:]
+        ),
     }
 
-    def __init__(self, limit: int, error_limit: int, window: int = 32) -> None:
+    def __init__(
+        self,
+        limit: int,
+        error_limit: int,
+        window: int = 32,
+        *,
+        tool_error_limit: int = 5,
+        batch_tools: Iterable[str] = (),
+    ) -> None:
         self.limit, self.error_limit, self.window = limit, error_limit, window
+        self.tool_error_limit = tool_error_limit
+        self.batch_tools = frozenset(batch_tools)
 
     @classmethod
     def from_config(cls, config: GuardConfig) -> StallBreaker | None:
         st = config.section("stall")
-        if not st.enabled or not (st.limit or st.error_limit):
+        if not st.enabled or not (st.limit or st.error_limit or st.tool_error_limit):
             return None
-        return cls(st.limit, st.error_limit, st.window)
+        batch = [t for t, rule in config.tools.items() if rule.batch]
+        return cls(
+            st.limit, st.error_limit, st.window, tool_error_limit=st.tool_error_limit, batch_tools=batch
+        )
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
         mine = state.units.get("stall") if state.units else None
         if mine is None:
             return None
-        return self._repeated(mine, call) or self._next_after_stall(mine, state)
+        return (
+            self._repeated(mine, call)
+            or self._tool_failing(mine, call)
+            or self._next_after_stall(mine, state)
+        )
 
     def _repeated(self, mine: StallState, call: CallKey) -> Denial | None:
         outcome = mine.last.get(call.key)
@@ -129,6 +162,20 @@ class StallBreaker:
         if limit and count >= limit:
             return Denial("stall", count, limit, "stall.error_limit" if failed else "stall.limit")
         return None
+
+    def _tool_failing(self, mine: StallState, call: CallKey) -> Denial | None:
+        if not self.tool_error_limit:
+            return None
+        tool = self._tool_key(call)
+        outcome = mine.tool_last.get(tool)
+        entry = mine.tool_pairs.get(pair_key(tool, outcome)) if outcome is not None else None
+        if entry is None or entry >> 17 != mine.novel or entry & _COUNT < self.tool_error_limit:
+            return None
+        return Denial("stall", entry & _COUNT, self.tool_error_limit, "stall.tool_error_limit")
+
+    def _tool_key(self, call: CallKey) -> int:
+        """What a tool's failures are counted by: the tool, or for a batch tool the identical call."""
+        return call.key if call.tool in self.batch_tools else (hash(call.tool) & _MASK63) or 1
 
     def _next_after_stall(self, mine: StallState, state: AgentState) -> Denial | None:
         """The agent's first call after the result that completed a streak (none made or denied since)."""
@@ -160,6 +207,16 @@ class StallBreaker:
         mine.pairs.put(pair, mine.novel << 17 | (_FAILED if failed else 0) | min(count, _COUNT))
         mine.last.put(call.key, outcome)
         mine.latest = (state.calls, state.denials_in_row, min(count, _COUNT), failed)
+        if failed and self.tool_error_limit:
+            self._count_tool_failure(mine, call, outcome)
+
+    def _count_tool_failure(self, mine: StallState, call: CallKey, outcome: int) -> None:
+        tool = self._tool_key(call)
+        pair = pair_key(tool, outcome)
+        entry = mine.tool_pairs.get(pair)
+        count = (entry & _COUNT) + 1 if entry is not None and entry >> 17 == mine.novel else 1
+        mine.tool_pairs.put(pair, mine.novel << 17 | min(count, _COUNT))
+        mine.tool_last.put(tool, outcome)
 
     def allowed_repeats(self) -> int | None:
         """How many identical calls, each with the same successful result, it allows."""
@@ -167,10 +224,10 @@ class StallBreaker:
 
     def warned(self, warn_at: int) -> StallBreaker:
         """This breaker with its limits at most ``warn_at``: where it denies, the guard warns."""
-        return lowered(self, ("limit", "error_limit"), warn_at)
+        return lowered(self, ("limit", "error_limit", "tool_error_limit"), warn_at)
 
     def lua_settings(self) -> tuple[int, ...]:
-        return (self.limit, self.error_limit, self.window)
+        return (self.limit, self.error_limit, self.window, self.tool_error_limit)
 
     def script_rule(self, code: str, tool: str) -> str:
         return _SCRIPT_RULES.get(code, "stall.limit")
@@ -180,4 +237,5 @@ _SCRIPT_RULES = {
     "error": "stall.error_limit",
     "after": "stall.after_limit",
     "after_error": "stall.after_error_limit",
+    "tool": "stall.tool_error_limit",
 }

@@ -36,6 +36,7 @@ GRID: dict[str, tuple[int, ...]] = {
     "cycle.min_repeats": (2, 3, 4, 5),
     "stall.limit": (4, 5, 6, 8, 10),
     "stall.error_limit": (2, 3, 4, 5, 6),
+    "stall.tool_error_limit": (2, 3, 4, 5, 6, 8),
 }
 Limits = Mapping[str, int | None]  # None: the rule is off
 Firsts = list[int | None]
@@ -54,7 +55,11 @@ def config_for(limits: Limits, *, cap: int = 300) -> dict[str, Any]:
     }
     errors = (limits.get("same_error.limit"), limits.get("same_error.identical_limit"))
     near, cycle = limits.get("near_duplicate.limit"), limits.get("cycle.min_repeats")
-    stall = {"limit": limits.get("stall.limit") or 0, "error_limit": limits.get("stall.error_limit") or 0}
+    stall = {
+        "limit": limits.get("stall.limit") or 0,
+        "error_limit": limits.get("stall.error_limit") or 0,
+        "tool_error_limit": limits.get("stall.tool_error_limit") or 0,
+    }
     return {
         "stall": stall if any(stall.values()) else OFF,
         "circuit_breaker": circuit,

@@ -1,6 +1,6 @@
 -- loopfuse: the stall breaker (breakers/stall.py), run by decide.lua and observe.lua.
 --
--- Settings: {'stall', limit, error_limit, window}. Its state, in the agent's hash (KEYS[1]):
+-- Settings: {'stall', limit, error_limit, window, tool_error_limit}. Its state, in the agent's hash (KEYS[1]):
 --   st:n  how many new outcomes the agent has had
 -- and three tables, each what its last `window` updates wrote (one update per result observed),
 -- as records, the newest first (so an entry's latest value is its first record):
@@ -10,10 +10,14 @@
 --         of the last time that call gave that outcome (12 digits): STALL_PAIR bytes
 -- and the latest result's streak, whose next call it refuses:
 --   st:t  '<calls>:<denials in a row>:' when it came, then failed (0/1) and its count
--- fields: st:n st:s st:l st:p st:t denials
+-- and per tool (decide.lua's ARGV[3], a batch tool's identical call), as 8 hex digits of its
+-- sha1, two more tables of its failures' updates:
+--   st:tl  each tool's latest error: tool, outcome (16 bytes)
+--   st:tp  per tool and error: tool, outcome, count (5 digits), st:n then (12 digits): TOOL_PAIR bytes
+-- fields: st:n st:s st:l st:p st:t st:tl st:tp denials
 -- ops: check observe
 
-local STALL_PAIR = 34
+local STALL_PAIR, TOOL_PAIR = 34, 33
 
 UNITS['stall'] = function(op, b, x)
   if op == 'check' then
@@ -27,6 +31,17 @@ UNITS['stall'] = function(op, b, x)
         local failed, count = string.sub(pairs_, q + 16, q + 16) == '1', tonumber(string.sub(pairs_, q + 17, q + 21))
         local limit = failed and b[3] or b[2]
         if limit > 0 and count >= limit then return count, limit, failed and 'error' or '' end
+      end
+    end
+    -- Any call to a tool whose latest error repeated with nothing new in between.
+    local tools = b[5] > 0 and F['st:tl']
+    local r = tools and find_record(tools, string.sub(redis.sha1hex(x.tool), 1, 8), 16)
+    if r then
+      local tool_pairs = F['st:tp'] or ''
+      local q = find_record(tool_pairs, string.sub(tools, r, r + 15), TOOL_PAIR)
+      if q and string.sub(tool_pairs, q + 21, q + 32) == string.format('%012d', tonumber(F['st:n']) or 0) then
+        local count = tonumber(string.sub(tool_pairs, q + 16, q + 20))
+        if count >= b[5] then return count, b[5], 'tool' end
       end
     end
     -- Any call right after the result that completed a streak (no call made or denied since).
@@ -53,6 +68,16 @@ UNITS['stall'] = function(op, b, x)
     local pair = entry .. (failed and '1' or '0') .. string.format('%05d', count) .. stamp
     put('st:p', newest_first(pairs_, pair, STALL_PAIR, size))
     put('st:l', newest_first(F['st:l'] or '', entry, 16, size))
+    if failed and b[5] > 0 then
+      local tool_pairs, tool_entry = F['st:tp'] or '', string.sub(redis.sha1hex(x.tool), 1, 8) .. outcome
+      local tool_count = 1
+      q = find_record(tool_pairs, tool_entry, TOOL_PAIR)
+      if q and string.sub(tool_pairs, q + 21, q + 32) == stamp then
+        tool_count = math.min(tonumber(string.sub(tool_pairs, q + 16, q + 20)) + 1, 65535)
+      end
+      put('st:tp', newest_first(tool_pairs, tool_entry .. string.format('%05d', tool_count) .. stamp, TOOL_PAIR, size))
+      put('st:tl', newest_first(F['st:tl'] or '', tool_entry, 16, size))
+    end
     put('st:t', x.calls .. ':' .. (tonumber(F.denials) or 0) .. ':' .. (failed and '1' or '0') .. count, F['st:t'])
     put('st:n', novel, tonumber(F['st:n']) or 0)
   end
