@@ -17,7 +17,7 @@ one call only: the call after it is judged as usual.
 A tool that keeps failing the same way with nothing new in between is stuck too, whatever
 its arguments: the same class looked up in one file after another, each answer "could not
 find class X". ``tool_error_limit`` counts those per tool (for a batch tool, per identical
-call, as ``same_error`` does).
+call, as ``same_error`` does), by the whole error: numbers kept, as each item's own.
 """
 
 from __future__ import annotations
@@ -208,9 +208,10 @@ class StallBreaker:
         mine.last.put(call.key, outcome)
         mine.latest = (state.calls, state.denials_in_row, min(count, _COUNT), failed)
         if failed and self.tool_error_limit:
-            self._count_tool_failure(mine, call, outcome)
+            self._count_tool_failure(mine, call, result.digest or 1)
 
     def _count_tool_failure(self, mine: StallState, call: CallKey, outcome: int) -> None:
+        """``outcome``: the whole error, numbers kept ("order 3 not found" and "order 4 not found" differ)."""
         tool = self._tool_key(call)
         pair = pair_key(tool, outcome)
         entry = mine.tool_pairs.get(pair)

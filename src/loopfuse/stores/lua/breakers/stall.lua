@@ -12,8 +12,8 @@
 --   st:t  '<calls>:<denials in a row>:' when it came, then failed (0/1) and its count
 -- and per tool (decide.lua's ARGV[3], a batch tool's identical call), as 8 hex digits of its
 -- sha1, two more tables of its failures' updates:
---   st:tl  each tool's latest error: tool, outcome (16 bytes)
---   st:tp  per tool and error: tool, outcome, count (5 digits), st:n then (12 digits): TOOL_PAIR bytes
+--   st:tl  each tool's latest error: tool, result digest (the whole error, numbers kept: 16 bytes)
+--   st:tp  per tool and error: tool, result digest, count (5 digits), st:n then (12 digits): TOOL_PAIR bytes
 -- fields: st:n st:s st:l st:p st:t st:tl st:tp denials
 -- ops: check observe
 
@@ -69,7 +69,8 @@ UNITS['stall'] = function(op, b, x)
     put('st:p', newest_first(pairs_, pair, STALL_PAIR, size))
     put('st:l', newest_first(F['st:l'] or '', entry, 16, size))
     if failed and b[5] > 0 then
-      local tool_pairs, tool_entry = F['st:tp'] or '', string.sub(redis.sha1hex(x.tool), 1, 8) .. outcome
+      local result = x.result == NONE and string.rep('\0', 7) .. '\1' or x.result
+      local tool_pairs, tool_entry = F['st:tp'] or '', string.sub(redis.sha1hex(x.tool), 1, 8) .. result
       local tool_count = 1
       q = find_record(tool_pairs, tool_entry, TOOL_PAIR)
       if q and string.sub(tool_pairs, q + 21, q + 32) == stamp then
