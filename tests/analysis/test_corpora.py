@@ -201,3 +201,15 @@ def test_the_default_denies_no_healthy_run_in_the_shared_corpora() -> None:
     assert sum(len(c.runs) for c in loaded) >= 189
     table = score_corpora([("default", guard_detector(Guard))], loaded)
     assert {name: scores[0].healthy_denied for name, scores in table.items()} == dict.fromkeys(table, 0)
+
+
+@pytest.mark.skipif(not (SHARED / "dev" / "labels.json").is_file(), reason="../shared/corpus is absent")
+def test_no_anchor_that_spares_the_healthy_runs_catches_more_than_the_default() -> None:
+    """Per corpus, against every anchor rule that denies none of its healthy runs; in total,
+    against every anchor rule."""
+    table = score_corpora([("default", guard_detector(Guard)), *anchors()], load_corpora(SHARED))
+    for name, (default, *others) in table.items():
+        sparing = [s.caught for s in others if s.healthy_denied == 0]
+        assert default.caught >= max(sparing), name
+    default, *others = table["all"]
+    assert default.caught > max(s.caught for s in others)
