@@ -73,11 +73,12 @@ class StallState:
     row when it came (its next call is the one it refuses); and the same, per tool, for its
     failures. Each table keeps what its last ``window`` updates wrote."""
 
-    __slots__ = ("last", "latest", "novel", "pairs", "seen", "tool_last", "tool_pairs")
+    __slots__ = ("last", "latest", "novel", "pairs", "seen", "tool_last", "tool_novel", "tool_pairs")
 
     def __init__(self, window: int) -> None:
         self.novel = 0
         self.tool_last, self.tool_pairs = RecentDigests(window), RecentDigests(window)
+        self.tool_novel = -1  # ``novel`` at the latest failure counted per tool
         # The latest result's streak: (calls, denials in a row, count, failed) when it came.
         self.latest: tuple[int, int, int, bool] | None = None
         self.seen, self.last, self.pairs = RecentDigests(window), RecentDigests(window), RecentDigests(window)
@@ -164,8 +165,8 @@ class StallBreaker:
         return None
 
     def _tool_failing(self, mine: StallState, call: CallKey) -> Denial | None:
-        if not self.tool_error_limit:
-            return None
+        if not self.tool_error_limit or mine.tool_novel != mine.novel:
+            return None  # no failure since the latest new outcome: every tool's count is stale
         tool = self._tool_key(call)
         outcome = mine.tool_last.get(tool)
         entry = mine.tool_pairs.get(pair_key(tool, outcome)) if outcome is not None else None
@@ -218,6 +219,7 @@ class StallBreaker:
         count = (entry & _COUNT) + 1 if entry is not None and entry >> 17 == mine.novel else 1
         mine.tool_pairs.put(pair, mine.novel << 17 | min(count, _COUNT))
         mine.tool_last.put(tool, outcome)
+        mine.tool_novel = mine.novel
 
     def allowed_repeats(self) -> int | None:
         """How many identical calls, each with the same successful result, it allows."""
