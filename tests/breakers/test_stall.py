@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from loopfuse._calls import CallKey
 from loopfuse._state import AgentState, ToolResult
 from loopfuse.breakers.stall import StallBreaker
@@ -65,12 +67,14 @@ def test_rerunning_a_failing_test_after_each_different_edit_is_never_denied() ->
     assert breaker.check(state_after(breaker, steps), call(1)) is None
 
 
-def test_successes_use_limit_and_its_rule() -> None:
+@pytest.mark.parametrize(("checked", "rule"), [(1, "stall.limit"), (2, "stall.after_limit")])
+def test_successes_use_limit_and_its_rules(checked: int, rule: str) -> None:
+    """The identical call, and the call right after the streak whatever it is."""
     breaker = StallBreaker(limit=3, error_limit=0, tool_error_limit=0)
-    denial = breaker.check(state_after(breaker, [(call(1), success(9))] * 3), call(1))
+    denial = breaker.check(state_after(breaker, [(call(1), success(9))] * 3), call(checked))
     assert denial is not None
-    assert (denial.count, denial.limit, denial.rule) == (3, 3, "stall.limit")
-    assert breaker.check(state_after(breaker, [(call(1), failure(9))] * 9), call(1)) is None  # 0: off
+    assert (denial.count, denial.limit, denial.rule) == (3, 3, rule)
+    assert breaker.check(state_after(breaker, [(call(1), failure(9))] * 9), call(checked)) is None  # 0: off
 
 
 def test_a_call_without_a_reported_result_is_never_denied() -> None:
@@ -109,14 +113,6 @@ def test_a_new_result_completes_no_streak() -> None:
     breaker = StallBreaker(limit=8, error_limit=4)
     steps = [(call(1), failure(5))] * 4 + [(call(3), success(77))]
     assert breaker.check(state_after(breaker, steps), call(2)) is None
-
-
-def test_successes_refuse_the_next_call_at_limit() -> None:
-    breaker = StallBreaker(limit=3, error_limit=0, tool_error_limit=0)
-    denial = breaker.check(state_after(breaker, [(call(1), success(9))] * 3), call(2))
-    assert denial is not None
-    assert (denial.count, denial.limit, denial.rule) == (3, 3, "stall.after_limit")
-    assert breaker.check(state_after(breaker, [(call(1), failure(9))] * 9), call(2)) is None  # 0: off
 
 
 def test_memory_stays_bounded_by_window() -> None:
