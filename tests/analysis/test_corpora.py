@@ -186,6 +186,8 @@ def test_cli_prints_one_table_per_corpus_and_the_loco_table(cli, corpora: Path) 
         if line[:1].isalpha()
     ]
     assert held[:2] == ["alpha", "beta"]
+    rivals = [line for line in out.splitlines() if line.startswith("  best sparing anchor")]
+    assert len(rivals) == 2 and all(": " in line for line in rivals)  # under each fold, named
     as_json = json.loads(cli("eval", str(corpora / "alpha"), "--json").stdout)
     assert as_json["alpha"][0]["loops"] == 2 and "loco" not in as_json
 

@@ -108,7 +108,9 @@ def _run_corpora(args: argparse.Namespace, factories: list[tuple[str, GuardFacto
     _print_dropped(table_dropped, dropped)
     if args.loco:
         print("\nleave-one-corpus-out (limits chosen on the other corpora, scored on the one held out)")
-        print(format_loco(folds, {name: scores[0] for name, scores in table.items()}, factories[0][0]))
+        rivals = {name: scores[len(factories) :] for name, scores in table.items()}
+        defaults = {name: scores[0] for name, scores in table.items()}
+        print(format_loco(folds, defaults, factories[0][0], rivals))
     print(tally.summary())
     return 0
 

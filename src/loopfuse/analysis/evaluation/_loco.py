@@ -176,10 +176,15 @@ def describe_limits(limits: Limits) -> str:
 
 
 def format_loco(
-    folds: Sequence[Fold], defaults: Mapping[str, Score] | None = None, label: str = "default Guard()"
+    folds: Sequence[Fold],
+    defaults: Mapping[str, Score] | None = None,
+    label: str = "default Guard()",
+    rivals: Mapping[str, Sequence[Score]] | None = None,
 ) -> str:
     """The leave-one-corpus-out table; ``defaults`` (scores by corpus name) adds, under each
-    fold, that configuration's row on the same held-out runs."""
+    fold, that configuration's row on the same held-out runs, and ``rivals`` (the anchor
+    rules' scores by corpus name) the row of the anchor that catches the most there without
+    denying a healthy run."""
     lines = [
         f"{'held out':<20} {'train caught':>12} {'held caught':>11} {'median':>6} "
         f"{'healthy denied':>14} {'early':>5}  limits chosen on the others"
@@ -191,7 +196,20 @@ def format_loco(
         parts = f.held_out.split("+")
         if defaults and all(p in defaults for p in parts):
             lines.append(_loco_row(f"  {label}", merge(label, [defaults[p] for p in parts]), "", ""))
+        best = _best_rival(rivals, parts) if rivals else None
+        if best is not None:
+            lines.append(_loco_row("  best sparing anchor", best, "", best.name))
     return "\n".join(lines)
+
+
+def _best_rival(rivals: Mapping[str, Sequence[Score]], parts: Sequence[str]) -> Score | None:
+    """Of the anchors scored on every corpus in ``parts``, the one that catches the most
+    there while denying no healthy run (None when none spares them all)."""
+    if not all(p in rivals for p in parts):
+        return None
+    merged = [merge(s.name, [rivals[p][i] for p in parts]) for i, s in enumerate(rivals[parts[0]])]
+    sparing = [s for s in merged if s.healthy_denied == 0]
+    return max(sparing, key=lambda s: s.caught) if sparing else None
 
 
 def _loco_row(name: str, s: Score, train: str, limits: str) -> str:
