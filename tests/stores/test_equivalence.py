@@ -38,7 +38,7 @@ RESULTS_CONFIG = {
     },
     "loop_brake": {"max_repeats": 2, "result_aware": True, "warn_at": 1},
     "same_error": {"limit": 3, "identical_limit": 2, "warn_at": 1},
-    "stall": {"limit": 2, "error_limit": 2, "window": 3, "warn_at": 1},
+    "stall": {"limit": 2, "error_limit": 2, "tool_error_limit": 3, "window": 3, "warn_at": 1},
     "near_duplicate": {"limit": 2, "window": 5, "warn_at": 1},
     "cycle": {"max_period": 3, "min_repeats": 2},
     "tools": {"grep": {"duplicate_limit": 2, "near_duplicate_limit": 3}},
