@@ -188,6 +188,7 @@ def test_cli_prints_one_table_per_corpus_and_the_loco_table(cli, corpora: Path) 
     assert held[:2] == ["alpha", "beta"]
     rivals = [line for line in out.splitlines() if line.startswith("  best sparing anchor")]
     assert len(rivals) == 2 and all(": " in line for line in rivals)  # under each fold, named
+    assert "each held out, summed" in out and out.count("  anchor, all corpora") == 5
     as_json = json.loads(cli("eval", str(corpora / "alpha"), "--json").stdout)
     assert as_json["alpha"][0]["loops"] == 2 and "loco" not in as_json
 
@@ -215,3 +216,13 @@ def test_no_anchor_that_spares_the_healthy_runs_catches_more_than_the_default() 
         assert default.caught >= max(sparing), name
     default, *others = table["all"]
     assert default.caught > max(s.caught for s in others)
+
+
+@pytest.mark.skipif(not (SHARED / "dev" / "labels.json").is_file(), reason="../shared/corpus is absent")
+def test_limits_learned_without_each_corpus_beat_every_anchor_on_the_corpora_held_out() -> None:
+    """Each corpus held out once: no healthy run denied, and more loops in total than any anchor."""
+    corpora = load_corpora(SHARED)
+    held = [f.held for f in loco(corpora) if "+" not in f.held_out]
+    assert [s.healthy_denied for s in held] == [0] * len(corpora)
+    table = score_corpora(anchors(), corpora)
+    assert sum(s.caught for s in held) > max(s.caught for s in table["all"])

@@ -199,7 +199,22 @@ def format_loco(
         best = _best_rival(rivals, parts) if rivals else None
         if best is not None:
             lines.append(_loco_row("  best sparing anchor", best, "", best.name))
-    return "\n".join(lines)
+    return "\n".join([*lines, *_held_out_total(folds, rivals)])
+
+
+def _held_out_total(folds: Sequence[Fold], rivals: Mapping[str, Sequence[Score]] | None) -> list[str]:
+    """Each corpus held out once, summed; and each anchor on all the corpora, for comparison."""
+    single = [f for f in folds if "+" not in f.held_out]
+    if len(single) < 2:
+        return []
+    total = merge("held out, in total", [f.held for f in single])
+    lines = [_loco_row("each held out, summed", total, "", "")]
+    if rivals and all(f.held_out in rivals for f in single):
+        first = rivals[single[0].held_out]
+        for i, anchor in enumerate(first):
+            summed = merge(anchor.name, [rivals[f.held_out][i] for f in single])
+            lines.append(_loco_row("  anchor, all corpora", summed, "", anchor.name))
+    return lines
 
 
 def _best_rival(rivals: Mapping[str, Sequence[Score]], parts: Sequence[str]) -> Score | None:
