@@ -56,7 +56,7 @@ _NUMBER_FAST = r"[-\d](?<=\d|-(?=\d))\d*(?:\.\d+)?"
 # can match and only the numbers need masking.
 _HEX = bytes.maketrans(b"0123456789abcdefABCDEF", b"x" * 22)
 _WORD = bytes.maketrans(b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_-", b"w" * 64)
-_HEX_RUNS = (b"xxxxxxxx", b"xx:xx:xx", b"xxxx-xx-xx")
+_CURSOR_RUN = b"w" * 24
 _HEX_SHAPES = frozenset({"uuids", "timestamps", "hex_ids"})
 _SHAPE_NAMES = frozenset(_SHAPES)
 
@@ -66,25 +66,42 @@ def mask_text(text: str, masks: Collection[str]) -> str:
 
     Every value class needs a digit, so text without one skips straight to whitespace.
     """
-    if _DIGIT.search(text) is not None:
-        masks = frozenset(masks)
-        if text.isascii() and not _may_hold_shape(text.encode(), masks):
-            masks = masks - _SHAPE_NAMES
-        pattern = _combined(masks)
+    plan = _plan(masks if isinstance(masks, frozenset) else frozenset(masks))
+    if plan.pattern is not None and _DIGIT.search(text) is not None:
+        pattern: re.Pattern[str] | None = plan.pattern
+        if plan.reduced is not pattern and text.isascii() and not _may_hold_shape(text.encode(), plan):
+            pattern = plan.reduced
         if pattern is not None:
             text = pattern.sub("#", text)
-    if "whitespace" in masks:
+    if plan.whitespace:
         text = " ".join(text.split())
     return text
 
 
-def _may_hold_shape(raw: bytes, masks: frozenset[str]) -> bool:
-    """Whether ASCII ``raw`` has a run of characters one of the shapes in ``masks`` needs."""
-    if not masks.isdisjoint(_HEX_SHAPES):
+class _Plan:
+    """What masking one set of value classes takes: its pattern, the pattern without the
+    shapes (for text that cannot hold one), and which pre-checks tell the two apart."""
+
+    __slots__ = ("cursors", "hexes", "pattern", "reduced", "whitespace")
+
+    def __init__(self, masks: frozenset[str]) -> None:
+        self.pattern, self.reduced = _combined(masks), _combined(masks - _SHAPE_NAMES)
+        self.hexes, self.cursors = not masks.isdisjoint(_HEX_SHAPES), "cursors" in masks
+        self.whitespace = "whitespace" in masks
+
+
+@functools.cache
+def _plan(masks: frozenset[str]) -> _Plan:
+    return _Plan(masks)
+
+
+def _may_hold_shape(raw: bytes, plan: _Plan) -> bool:
+    """Whether ASCII ``raw`` has a run of characters one of the shapes of ``plan`` needs."""
+    if plan.hexes:
         hexed = raw.translate(_HEX)
-        if any(run in hexed for run in _HEX_RUNS):
+        if b"xxxxxxxx" in hexed or b"xx:xx:xx" in hexed or b"xxxx-xx-xx" in hexed:
             return True
-    return "cursors" in masks and b"w" * 24 in raw.translate(_WORD)
+    return plan.cursors and _CURSOR_RUN in raw.translate(_WORD)
 
 
 @functools.cache

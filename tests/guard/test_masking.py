@@ -12,12 +12,13 @@ from loopfuse._volatile import _NUMBER, _SHAPES, ERROR_MASKS, MASKS, RESULT_MASK
 # Characters the shapes are made of, so random texts often hold uuids, dates and hex ids.
 ALPHABET = "0123456789abcdefxyzABCDEF-:._ T+Z=\n\u0663"
 PIECES = st.sampled_from(
-    ["2024-05-01T10:20:30Z", "12:30:45", "deadbeef42", "0x1f2e3d4c", "550e8400-e29b-41d4-a716-446655440000",
+    ["2024-05-01T10:20:30Z", "2024-05-01", "12:30:45", "deadbeef42", "0x1f2e3d4c", "550e8400-e29b-41d4-a716-446655440000",
      "abcDEF123_-ghiJKL456_-mnoPQR789", "-3.5", "page 2", "\u0663\u0664", "  "]
 )  # fmt: skip
 TEXTS = st.lists(st.one_of(st.text(ALPHABET, max_size=12), PIECES), max_size=12).map("".join)
 MASK_SETS = st.sampled_from(
     [frozenset(MASKS), frozenset(RESULT_MASKS), frozenset(ERROR_MASKS), frozenset({"numbers"})]
+    + [frozenset({"whitespace"}), frozenset({"uuids"}), frozenset({"cursors", "numbers"}), frozenset()]
 )
 
 
@@ -34,6 +35,7 @@ def full_pattern(text: str, masks: frozenset[str]) -> str:
 @given(TEXTS, MASK_SETS)
 def test_the_quick_paths_mask_exactly_what_the_full_pattern_masks(text: str, masks: frozenset[str]) -> None:
     assert mask_text(text, masks) == full_pattern(text, masks)
+    assert mask_text(text, sorted(masks)) == full_pattern(text, masks)  # any collection of names
 
 
 def test_each_shape_is_still_masked_in_prose() -> None:
