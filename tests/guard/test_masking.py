@@ -17,8 +17,10 @@ PIECES = st.sampled_from(
 )  # fmt: skip
 TEXTS = st.lists(st.one_of(st.text(ALPHABET, max_size=12), PIECES), max_size=12).map("".join)
 MASK_SETS = st.sampled_from(
-    [frozenset(MASKS), frozenset(RESULT_MASKS), frozenset(ERROR_MASKS), frozenset({"numbers"})]
-    + [frozenset({"whitespace"}), frozenset({"uuids"}), frozenset({"cursors", "numbers"}), frozenset()]
+    [
+        *(frozenset(m) for m in (MASKS, RESULT_MASKS, ERROR_MASKS)),
+        *(frozenset(m) for m in ({"numbers"}, {"whitespace"}, {"uuids"}, {"cursors", "numbers"}, set())),
+    ]
 )
 
 
