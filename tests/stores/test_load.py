@@ -20,6 +20,9 @@ CONFIG: dict[str, Any] = {
     "guard": {"abort_after_denials": 0},
 }
 ARGS = {"path": "/tmp/report.txt"}
+# A thousand checks share 20 connections: about 50 round trips queue up, which on a loaded
+# 2-core machine can outlast the default 1 s wait for a connection (the check then fails open).
+WAIT = 10.0
 
 
 def guard_for(url: str, policy: str, **store: Any) -> Guard:
@@ -49,7 +52,7 @@ def threaded_checks(guard: Guard, n: int) -> list[Decision]:
 
 @pytest.mark.parametrize("policy", ["allow", "deny"])
 async def test_a_thousand_concurrent_async_checks_are_exact(redis_server: RedisServer, policy: str) -> None:
-    guard = guard_for(redis_server.url, policy)
+    guard = guard_for(redis_server.url, policy, pool_timeout=WAIT)
     decisions = await gather_checks(guard, 1000)
     assert sum(d.allowed for d in decisions) == LIMIT
     assert {d.kind for d in decisions if not d.allowed} == {"duplicate"}
@@ -59,7 +62,7 @@ async def test_a_thousand_concurrent_async_checks_are_exact(redis_server: RedisS
 
 @pytest.mark.parametrize("policy", ["allow", "deny"])
 def test_two_hundred_threads_are_exact(redis_server: RedisServer, policy: str) -> None:
-    guard = guard_for(redis_server.url, policy)
+    guard = guard_for(redis_server.url, policy, pool_timeout=WAIT)
     decisions = threaded_checks(guard, 200)
     assert sum(d.allowed for d in decisions) == LIMIT
     assert {d.kind for d in decisions if not d.allowed} == {"duplicate"}
@@ -68,7 +71,8 @@ def test_two_hundred_threads_are_exact(redis_server: RedisServer, policy: str) -
 
 
 async def test_the_default_limit_is_exact_under_load(redis_server: RedisServer) -> None:
-    guard = Guard.from_config({"store": {"url": redis_server.url, "prefix": unique_prefix()}})
+    store = {"url": redis_server.url, "prefix": unique_prefix(), "pool_timeout": WAIT}
+    guard = Guard.from_config({"store": store})
     decisions = await gather_checks(guard, 1000)
     assert sum(d.allowed for d in decisions) == 6  # the default duplicate_limit
     assert guard.stats()["fail_open"] == {}
