@@ -154,9 +154,8 @@ class StallBreaker:
         )
 
     def _repeated(self, mine: StallState, call: CallKey) -> Denial | None:
-        outcome = mine.last.get(call.key)
-        entry = mine.pairs.get(pair_key(call.key, outcome)) if outcome is not None else None
-        if entry is None or entry >> 17 != mine.novel:
+        entry = _current(mine.last, mine.pairs, call.key, mine.novel)
+        if entry is None:
             return None
         count, failed = entry & _COUNT, entry & _FAILED
         limit = self.error_limit if failed else self.limit
@@ -167,10 +166,8 @@ class StallBreaker:
     def _tool_failing(self, mine: StallState, call: CallKey) -> Denial | None:
         if not self.tool_error_limit or mine.tool_novel != mine.novel:
             return None  # no failure since the latest new outcome: every tool's count is stale
-        tool = self._tool_key(call)
-        outcome = mine.tool_last.get(tool)
-        entry = mine.tool_pairs.get(pair_key(tool, outcome)) if outcome is not None else None
-        if entry is None or entry >> 17 != mine.novel or entry & _COUNT < self.tool_error_limit:
+        entry = _current(mine.tool_last, mine.tool_pairs, self._tool_key(call), mine.novel)
+        if entry is None or entry & _COUNT < self.tool_error_limit:
             return None
         return Denial("stall", entry & _COUNT, self.tool_error_limit, "stall.tool_error_limit")
 
@@ -202,24 +199,12 @@ class StallBreaker:
         if mine.seen.get(outcome) is None:
             mine.novel += 1
         mine.seen.put(outcome, 1)
-        pair = pair_key(call.key, outcome)
-        entry = mine.pairs.get(pair)
-        count = (entry & _COUNT) + 1 if entry is not None and entry >> 17 == mine.novel else 1
-        mine.pairs.put(pair, mine.novel << 17 | (_FAILED if failed else 0) | min(count, _COUNT))
-        mine.last.put(call.key, outcome)
-        mine.latest = (state.calls, state.denials_in_row, min(count, _COUNT), failed)
+        count = _counted(mine.last, mine.pairs, call.key, outcome, mine.novel, _FAILED if failed else 0)
+        mine.latest = (state.calls, state.denials_in_row, count, failed)
         if failed and self.tool_error_limit:
-            self._count_tool_failure(mine, call, result.digest or 1)
-
-    def _count_tool_failure(self, mine: StallState, call: CallKey, outcome: int) -> None:
-        """``outcome``: the whole error, numbers kept ("order 3 not found" and "order 4 not found" differ)."""
-        tool = self._tool_key(call)
-        pair = pair_key(tool, outcome)
-        entry = mine.tool_pairs.get(pair)
-        count = (entry & _COUNT) + 1 if entry is not None and entry >> 17 == mine.novel else 1
-        mine.tool_pairs.put(pair, mine.novel << 17 | min(count, _COUNT))
-        mine.tool_last.put(tool, outcome)
-        mine.tool_novel = mine.novel
+            # By the whole error, numbers kept: "order 3 not found" and "order 4 not found" differ.
+            _counted(mine.tool_last, mine.tool_pairs, self._tool_key(call), result.digest or 1, mine.novel, 0)
+            mine.tool_novel = mine.novel
 
     def allowed_repeats(self) -> int | None:
         """How many identical calls, each with the same successful result, it allows."""
@@ -234,6 +219,25 @@ class StallBreaker:
 
     def script_rule(self, code: str, tool: str) -> str:
         return _SCRIPT_RULES.get(code, "stall.limit")
+
+
+def _current(last: RecentDigests, pairs: RecentDigests, key: int, novel: int) -> int | None:
+    """The entry of ``key``'s latest outcome when nothing new came since it, else None."""
+    outcome = last.get(key)
+    entry = pairs.get(pair_key(key, outcome)) if outcome is not None else None
+    return entry if entry is not None and entry >> 17 == novel else None
+
+
+def _counted(
+    last: RecentDigests, pairs: RecentDigests, key: int, outcome: int, novel: int, flags: int
+) -> int:
+    """``key`` gave ``outcome`` once more: how many times in a row with nothing new in between."""
+    pair = pair_key(key, outcome)
+    entry = pairs.get(pair)
+    count = min((entry & _COUNT) + 1, _COUNT) if entry is not None and entry >> 17 == novel else 1
+    pairs.put(pair, novel << 17 | flags | count)
+    last.put(key, outcome)
+    return count
 
 
 _SCRIPT_RULES = {

@@ -210,10 +210,8 @@ def _held_out_total(folds: Sequence[Fold], rivals: Mapping[str, Sequence[Score]]
     total = merge("held out, in total", [f.held for f in single])
     lines = [_loco_row("each held out, summed", total, "", "")]
     if rivals and all(f.held_out in rivals for f in single):
-        first = rivals[single[0].held_out]
-        for i, anchor in enumerate(first):
-            summed = merge(anchor.name, [rivals[f.held_out][i] for f in single])
-            lines.append(_loco_row("  anchor, all corpora", summed, "", anchor.name))
+        for summed in _rivals_over(rivals, [f.held_out for f in single]):
+            lines.append(_loco_row("  anchor, all corpora", summed, "", summed.name))
     return lines
 
 
@@ -222,9 +220,13 @@ def _best_rival(rivals: Mapping[str, Sequence[Score]], parts: Sequence[str]) -> 
     there while denying no healthy run (None when none spares them all)."""
     if not all(p in rivals for p in parts):
         return None
-    merged = [merge(s.name, [rivals[p][i] for p in parts]) for i, s in enumerate(rivals[parts[0]])]
-    sparing = [s for s in merged if s.healthy_denied == 0]
+    sparing = [s for s in _rivals_over(rivals, parts) if s.healthy_denied == 0]
     return max(sparing, key=lambda s: s.caught) if sparing else None
+
+
+def _rivals_over(rivals: Mapping[str, Sequence[Score]], parts: Sequence[str]) -> list[Score]:
+    """Each anchor's score over the corpora ``parts`` together."""
+    return [merge(s.name, [rivals[p][i] for p in parts]) for i, s in enumerate(rivals[parts[0]])]
 
 
 def _loco_row(name: str, s: Score, train: str, limits: str) -> str:
