@@ -21,8 +21,9 @@ CONFIG: dict[str, Any] = {
 }
 ARGS = {"path": "/tmp/report.txt"}
 # A thousand checks share 20 connections: about 50 round trips queue up, which on a loaded
-# 2-core machine can outlast the default 1 s wait for a connection (the check then fails open).
-WAIT = 10.0
+# 2-core machine can outlast the default 1 s wait for a connection, or a reply the default
+# 0.25 s (the check then fails open). These tests are about exact counts, not about latency.
+LOADED = {"pool_timeout": 10.0, "timeout": 10.0}
 
 
 def guard_for(url: str, policy: str, **store: Any) -> Guard:
@@ -52,7 +53,7 @@ def threaded_checks(guard: Guard, n: int) -> list[Decision]:
 
 @pytest.mark.parametrize("policy", ["allow", "deny"])
 async def test_a_thousand_concurrent_async_checks_are_exact(redis_server: RedisServer, policy: str) -> None:
-    guard = guard_for(redis_server.url, policy, pool_timeout=WAIT)
+    guard = guard_for(redis_server.url, policy, **LOADED)
     decisions = await gather_checks(guard, 1000)
     assert sum(d.allowed for d in decisions) == LIMIT
     assert {d.kind for d in decisions if not d.allowed} == {"duplicate"}
@@ -62,7 +63,7 @@ async def test_a_thousand_concurrent_async_checks_are_exact(redis_server: RedisS
 
 @pytest.mark.parametrize("policy", ["allow", "deny"])
 def test_two_hundred_threads_are_exact(redis_server: RedisServer, policy: str) -> None:
-    guard = guard_for(redis_server.url, policy, pool_timeout=WAIT)
+    guard = guard_for(redis_server.url, policy, **LOADED)
     decisions = threaded_checks(guard, 200)
     assert sum(d.allowed for d in decisions) == LIMIT
     assert {d.kind for d in decisions if not d.allowed} == {"duplicate"}
@@ -71,7 +72,7 @@ def test_two_hundred_threads_are_exact(redis_server: RedisServer, policy: str) -
 
 
 async def test_the_default_limit_is_exact_under_load(redis_server: RedisServer) -> None:
-    store = {"url": redis_server.url, "prefix": unique_prefix(), "pool_timeout": WAIT}
+    store = {"url": redis_server.url, "prefix": unique_prefix(), **LOADED}
     guard = Guard.from_config({"store": store})
     decisions = await gather_checks(guard, 1000)
     assert sum(d.allowed for d in decisions) == 6  # the default duplicate_limit
