@@ -2,7 +2,7 @@
 
 Prints median and p99 time per ``Guard.check`` for small (~100 B), 10 KB and 1 MB
 arguments beside (a) ``json.dumps(sort_keys=True)`` + ``hashlib.sha256`` of the same
-arguments; the time per check for an agent with 10 and with 100,000 prior calls beside
+arguments; check + ``record_result`` beside check alone for results of 200 B to 4 KB; the time per check for an agent with 10 and with 100,000 prior calls beside
 (b) a naive guard that rescans the whole history; memory per agent at window 200; and
 100,000 agents. Ratios are what to read: this machine is shared and noisy.
 
@@ -85,6 +85,57 @@ def with_results(guard: Guard) -> Callable[[Any], object]:
         return decision
 
     return call
+
+
+def word(i: int) -> str:
+    """``i`` spelled in letters: text that differs from call to call in more than its numbers,
+    so that no result reads as the same error again (a denied call would time the denial path)."""
+    return "".join(chr(ord("g") + int(d)) for d in str(i))
+
+
+def listing(i: int, size: int) -> str:
+    """A file window as an editor tool prints it: numbered lines, numbers on most of them."""
+    lines = [f"[File: /repo/pkg/{word(i)}.py (812 lines total)]"]
+    k = 0
+    while sum(map(len, lines)) < size:
+        k += 1
+        lines.append(f"{100 + k}:        value_{k} = compute(item, {k * 7}, limit={i % 50})")
+    return "\n".join(lines)[:size]
+
+
+def prose(i: int, size: int) -> str:
+    """Text without a digit but one: a search summary, a page of documentation."""
+    sentence = "the guard decides in code and never asks the model what it thinks of the call "
+    return (f"result {word(i)}: " + sentence * (size // len(sentence) + 1))[:size]
+
+
+RESULT_SHAPES: dict[str, tuple[Callable[[int, int], str], bool | None]] = {
+    "file window": (listing, True),
+    "file window, failed": (listing, False),
+    "prose": (prose, None),
+}
+
+
+def bench_results(quick: bool) -> None:
+    print("== record_result by result size: check + record_result vs check alone (target <= 3x)")
+    n = 600 if quick else 4000
+    for size in (200, 1_000, 4_000):
+        for name, (make, ok) in RESULT_SHAPES.items():
+            inputs = [({"query": f"q {i}", "page": i}, make(i, size)) for i in range(n)]
+            checking, reporting = default_guard(), default_guard()
+
+            def check(item: Any, g: Guard = checking) -> object:
+                return g.check("search", item[0], "agent")
+
+            def report(item: Any, g: Guard = reporting, ok: bool | None = ok) -> object:
+                decision = g.check("search", item[0], "agent")
+                if not decision.allowed:
+                    raise SystemExit(f"denied ({decision.rule}): this row would time the denial path")
+                g.record_result("search", item[0], item[1], "agent", ok=ok)
+                return decision
+
+            ours, theirs = interleaved(report, check, inputs, 10)
+            row(f"{size:>5} B result, {name}", ours, theirs, "check")
 
 
 def row(label: str, ours: tuple[float, float], theirs: tuple[float, float], name: str) -> None:
@@ -220,6 +271,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer samples (a smoke run)")
     quick = parser.parse_args().quick
     bench_sizes(quick)
+    bench_results(quick)
     bench_history(quick)
     bench_memory(quick)
 

@@ -57,37 +57,59 @@ _NUMBER_FAST = r"[-\d](?<=\d|-(?=\d))\d*(?:\.\d+)?"
 _HEX = bytes.maketrans(b"0123456789abcdefABCDEF", b"x" * 22)
 _WORD = bytes.maketrans(b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_-", b"w" * 64)
 _CURSOR_RUN = b"w" * 24
-_HEX_SHAPES = frozenset({"uuids", "timestamps", "hex_ids"})
+_DIGITS_TO_NUL = bytes.maketrans(b"0123456789", b"\0" * 10)
+_HEX_RUN_SHAPES = frozenset({"uuids", "hex_ids"})
 _SHAPE_NAMES = frozenset(_SHAPES)
 
 
 def mask_text(text: str, masks: Collection[str]) -> str:
-    """``text`` with every value of the named classes replaced by a placeholder.
-
-    Every value class needs a digit, so text without one skips straight to whitespace.
-    """
+    """``text`` with every value of the named classes replaced by a placeholder."""
     plan = _plan(masks if isinstance(masks, frozenset) else frozenset(masks))
-    if plan.pattern is not None and _DIGIT.search(text) is not None:
-        pattern: re.Pattern[str] | None = plan.pattern
-        if plan.reduced is not pattern and text.isascii() and not _may_hold_shape(text.encode(), plan):
-            pattern = plan.reduced
-        if pattern is not None:
-            text = pattern.sub("#", text)
+    if plan.pattern is not None:
+        text = _values_masked(text, plan, plan.pattern)
     if plan.whitespace:
         text = " ".join(text.split())
     return text
+
+
+def _values_masked(text: str, plan: _Plan, pattern: re.Pattern[str]) -> str:
+    """``text`` with the values of ``plan``'s classes masked. Every class needs a digit, so
+    text without one is kept; ASCII text that cannot hold a shape (the usual case) has its
+    numbers masked by byte operations, the same text the pattern writes, in a third of the time."""
+    if not text.isascii() or "\0" in text:
+        return pattern.sub("#", text) if _DIGIT.search(text) is not None else text
+    raw = text.encode()
+    marked = raw.translate(_DIGITS_TO_NUL)
+    if b"\0" not in marked:
+        return text
+    if plan.reduced is not pattern and _may_hold_shape(raw, marked, plan):
+        return pattern.sub("#", text)
+    return _numbers_masked(marked) if plan.numbers else text
+
+
+def _numbers_masked(marked: bytes) -> str:
+    """What ``_NUMBER`` masking writes, from the text with each digit turned into NUL: each
+    run of digits one NUL, then a fraction and a leading minus sign joined to it."""
+    pieces = marked.split(b"\0")
+    body = b"\0".join(filter(None, pieces))
+    if not body:
+        return "#"  # one run of digits and nothing else
+    body = (b"" if pieces[0] else b"\0") + body + (b"" if pieces[-1] else b"\0")
+    body = body.replace(b"\0.\0", b"\0").replace(b"-\0", b"\0")
+    return body.replace(b"\0", b"#").decode()
 
 
 class _Plan:
     """What masking one set of value classes takes: its pattern, the pattern without the
     shapes (for text that cannot hold one), and which pre-checks tell the two apart."""
 
-    __slots__ = ("cursors", "hexes", "pattern", "reduced", "whitespace")
+    __slots__ = ("cursors", "hex_runs", "numbers", "pattern", "reduced", "times", "whitespace")
 
     def __init__(self, masks: frozenset[str]) -> None:
         self.pattern, self.reduced = _combined(masks), _combined(masks - _SHAPE_NAMES)
-        self.hexes, self.cursors = not masks.isdisjoint(_HEX_SHAPES), "cursors" in masks
-        self.whitespace = "whitespace" in masks
+        self.hex_runs, self.cursors = not masks.isdisjoint(_HEX_RUN_SHAPES), "cursors" in masks
+        self.times = "timestamps" in masks
+        self.whitespace, self.numbers = "whitespace" in masks, "numbers" in masks
 
 
 @functools.cache
@@ -95,12 +117,13 @@ def _plan(masks: frozenset[str]) -> _Plan:
     return _Plan(masks)
 
 
-def _may_hold_shape(raw: bytes, plan: _Plan) -> bool:
-    """Whether ASCII ``raw`` has a run of characters one of the shapes of ``plan`` needs."""
-    if plan.hexes:
-        hexed = raw.translate(_HEX)
-        if b"xxxxxxxx" in hexed or b"xx:xx:xx" in hexed or b"xxxx-xx-xx" in hexed:
-            return True
+def _may_hold_shape(raw: bytes, marked: bytes, plan: _Plan) -> bool:
+    """Whether ASCII ``raw`` (``marked``: its digits turned into NUL) has a run of characters
+    one of the shapes of ``plan`` needs."""
+    if plan.hex_runs and b"xxxxxxxx" in raw.translate(_HEX):
+        return True
+    if plan.times and (b"\0\0:\0\0:\0\0" in marked or b"\0\0\0\0-\0\0-\0\0" in marked):
+        return True
     return plan.cursors and _CURSOR_RUN in raw.translate(_WORD)
 
 
