@@ -58,7 +58,7 @@ _HEX = bytes.maketrans(b"0123456789abcdefABCDEF", b"x" * 22)
 _WORD = bytes.maketrans(b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_-", b"w" * 64)
 _CURSOR_RUN = b"w" * 24
 _DIGITS_TO_NUL = bytes.maketrans(b"0123456789", b"\0" * 10)
-_HEX_RUN_SHAPES = frozenset({"uuids", "hex_ids"})
+_HEX_SHAPES = frozenset({"uuids", "timestamps", "hex_ids"})
 _SHAPE_NAMES = frozenset(_SHAPES)
 
 
@@ -79,12 +79,12 @@ def _values_masked(text: str, plan: _Plan, pattern: re.Pattern[str]) -> str:
     if not text.isascii() or "\0" in text:
         return pattern.sub("#", text) if _DIGIT.search(text) is not None else text
     raw = text.encode()
-    marked = raw.translate(_DIGITS_TO_NUL)
-    if b"\0" not in marked:
-        return text
-    if plan.reduced is not pattern and _may_hold_shape(raw, marked, plan):
+    if plan.reduced is not pattern and _may_hold_shape(raw, plan):
         return pattern.sub("#", text)
-    return _numbers_masked(marked) if plan.numbers else text
+    if not plan.numbers:
+        return text
+    marked = raw.translate(_DIGITS_TO_NUL)
+    return _numbers_masked(marked) if b"\0" in marked else text
 
 
 def _numbers_masked(marked: bytes) -> str:
@@ -103,12 +103,11 @@ class _Plan:
     """What masking one set of value classes takes: its pattern, the pattern without the
     shapes (for text that cannot hold one), and which pre-checks tell the two apart."""
 
-    __slots__ = ("cursors", "hex_runs", "numbers", "pattern", "reduced", "times", "whitespace")
+    __slots__ = ("cursors", "hexes", "numbers", "pattern", "reduced", "whitespace")
 
     def __init__(self, masks: frozenset[str]) -> None:
         self.pattern, self.reduced = _combined(masks), _combined(masks - _SHAPE_NAMES)
-        self.hex_runs, self.cursors = not masks.isdisjoint(_HEX_RUN_SHAPES), "cursors" in masks
-        self.times = "timestamps" in masks
+        self.hexes, self.cursors = not masks.isdisjoint(_HEX_SHAPES), "cursors" in masks
         self.whitespace, self.numbers = "whitespace" in masks, "numbers" in masks
 
 
@@ -117,13 +116,12 @@ def _plan(masks: frozenset[str]) -> _Plan:
     return _Plan(masks)
 
 
-def _may_hold_shape(raw: bytes, marked: bytes, plan: _Plan) -> bool:
-    """Whether ASCII ``raw`` (``marked``: its digits turned into NUL) has a run of characters
-    one of the shapes of ``plan`` needs."""
-    if plan.hex_runs and b"xxxxxxxx" in raw.translate(_HEX):
-        return True
-    if plan.times and (b"\0\0:\0\0:\0\0" in marked or b"\0\0\0\0-\0\0-\0\0" in marked):
-        return True
+def _may_hold_shape(raw: bytes, plan: _Plan) -> bool:
+    """Whether ASCII ``raw`` has a run of characters one of the shapes of ``plan`` needs."""
+    if plan.hexes:
+        hexed = raw.translate(_HEX)
+        if b"xxxxxxxx" in hexed or b"xx:xx:xx" in hexed or b"xxxx-xx-xx" in hexed:
+            return True
     return plan.cursors and _CURSOR_RUN in raw.translate(_WORD)
 
 
