@@ -50,8 +50,11 @@ def _fast_encoder() -> Callable[[Any], bytes | None] | None:
         except Exception:  # a type, key or integer orjson refuses: the pure path decides
             return None
         # null may be NaN or Infinity; Python writes 1e-07 and 2.5e-05 where orjson writes
-        # 1e-7 and 0.000025 (positive exponents agree). One-byte tests first (memchr speed).
-        if b"null" in out or (b"-" in out and b"e-" in out) or (b"." in out and b"0.0000" in out):
+        # 1e-7 and 0.000025 (positive exponents agree). One-byte tests first, by the byte's
+        # value: ``b"-" in out`` tries the needle as an integer first and costs 8 times as much.
+        if out.find(b"null") >= 0 or (45 in out and out.find(b"e-") >= 0):  # 45: "-"
+            return None
+        if 46 in out and out.find(b"0.0000") >= 0:  # 46: "."
             return None
         return out
 

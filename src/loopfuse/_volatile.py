@@ -56,7 +56,7 @@ _NUMBER_FAST = r"[-\d](?<=\d|-(?=\d))\d*(?:\.\d+)?"
 # can match and only the numbers need masking.
 _HEX = bytes.maketrans(b"0123456789abcdefABCDEF", b"x" * 22)
 _WORD = bytes.maketrans(b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_-", b"w" * 64)
-_CURSOR_RUN = b"w" * 24
+_CURSOR_RUN = "w" * 24
 _DIGITS_TO_NUL = bytes.maketrans(b"0123456789", b"\0" * 10)
 _HEX_SHAPES = frozenset({"uuids", "timestamps", "hex_ids"})
 _SHAPE_NAMES = frozenset(_SHAPES)
@@ -84,7 +84,7 @@ def _values_masked(text: str, plan: _Plan, pattern: re.Pattern[str]) -> str:
     if not plan.numbers:
         return text
     marked = raw.translate(_DIGITS_TO_NUL)
-    return _numbers_masked(marked) if b"\0" in marked else text
+    return _numbers_masked(marked) if 0 in marked else text  # (a NUL byte; an int is searched at once)
 
 
 def _numbers_masked(marked: bytes) -> str:
@@ -117,12 +117,15 @@ def _plan(masks: frozenset[str]) -> _Plan:
 
 
 def _may_hold_shape(raw: bytes, plan: _Plan) -> bool:
-    """Whether ASCII ``raw`` has a run of characters one of the shapes of ``plan`` needs."""
+    """Whether ASCII ``raw`` has a run of characters one of the shapes of ``plan`` needs.
+
+    The searches run on ``str``: ``needle in bytes`` costs about 0.4 us whatever the length
+    (CPython tries the needle as an integer first), ``in`` on an ASCII ``str`` about 0.07."""
     if plan.hexes:
-        hexed = raw.translate(_HEX)
-        if b"xxxxxxxx" in hexed or b"xx:xx:xx" in hexed or b"xxxx-xx-xx" in hexed:
+        hexed = raw.translate(_HEX).decode()
+        if "xxxxxxxx" in hexed or "xx:xx:xx" in hexed or "xxxx-xx-xx" in hexed:
             return True
-    return plan.cursors and _CURSOR_RUN in raw.translate(_WORD)
+    return plan.cursors and _CURSOR_RUN in raw.translate(_WORD).decode()
 
 
 @functools.cache

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from loopfuse._calls import CallKey, _encoder, _fast_encoder
@@ -27,6 +27,10 @@ VALUES = st.recursive(
 
 @settings(max_examples=500, deadline=None)
 @given(VALUES)
+@example(1e-07)  # orjson writes 1e-7
+@example({"tiny": -2.5e-05, "n": 3})  # orjson writes -0.000025
+@example([float("nan"), float("inf")])  # orjson writes null
+@example({"big": 1e22, "small": 1e-300})
 def test_orjson_writes_what_the_standard_library_writes_or_steps_aside(value: Any) -> None:
     assert FAST is not None
     fast = FAST(value)
