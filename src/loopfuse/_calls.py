@@ -107,9 +107,14 @@ def _digest(tool: str, args: Any) -> tuple[bytes, str | bytes]:
     return hashlib.sha256(head + raw).digest(), raw
 
 
+def _is_mapping(value: Any) -> bool:
+    """``isinstance(value, Mapping)``, a dict first: the ABC check costs 0.35 us a call."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def strip_ignored(args: Any, ignore: frozenset[str]) -> Any:
     """``args`` without the top-level keys named in ``ignore`` (the same object if none is there)."""
-    if not ignore or not isinstance(args, Mapping) or ignore.isdisjoint(args):
+    if not ignore or not _is_mapping(args) or ignore.isdisjoint(args):
         return args
     return {k: v for k, v in args.items() if k not in ignore}
 
@@ -140,7 +145,7 @@ class CallKey:
         try:
             full, text = _digest(tool, args)
             window = full
-            if ignore and isinstance(args, Mapping) and not ignore.isdisjoint(args):
+            if ignore and _is_mapping(args) and not ignore.isdisjoint(args):
                 window, text = _digest(tool, {k: v for k, v in args.items() if k not in ignore})
         except Exception:  # unserializable, or the caller's objects raise while read
             return None
