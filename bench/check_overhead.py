@@ -2,9 +2,10 @@
 
 Prints median and p99 time per ``Guard.check`` for small (~100 B), 10 KB and 1 MB
 arguments beside (a) ``json.dumps(sort_keys=True)`` + ``hashlib.sha256`` of the same
-arguments; check + ``record_result`` beside check alone for results of 200 B to 4 KB; the time per check for an agent with 10 and with 100,000 prior calls beside
-(b) a naive guard that rescans the whole history; memory per agent at window 200; and
-100,000 agents. Ratios are what to read: this machine is shared and noisy.
+arguments; check + ``record_result`` beside check alone for results of 200 B to 4 KB; the
+time per check for an agent with 10 and with 100,000 prior calls beside (b) a naive guard
+that rescans the whole history; memory per agent at window 200; and 100,000 agents.
+Ratios are what to read: this machine is shared and noisy.
 
     python bench/check_overhead.py [--quick]
 """

@@ -84,7 +84,7 @@ def _values_masked(text: str, plan: _Plan, pattern: re.Pattern[str]) -> str:
     if not plan.numbers:
         return text
     marked = raw.translate(_DIGITS_TO_NUL)
-    return _numbers_masked(marked) if 0 in marked else text  # (a NUL byte; an int is searched at once)
+    return _numbers_masked(marked) if 0 in marked else text  # 0: a digit's NUL, tested by value
 
 
 def _numbers_masked(marked: bytes) -> str:
