@@ -35,11 +35,8 @@ class Overrides:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._paused: Counter[Any] = Counter()
-        self._allowances: Counter[tuple[Any, str]] = Counter()
-
-    def __bool__(self) -> bool:
-        return bool(self._paused or self._allowances)
+        self.paused: Counter[Any] = Counter()
+        self.allowances: Counter[tuple[Any, str]] = Counter()
 
     def pause(self, agent: Any) -> Any:
         """Pause ``agent``; the token to ``resume`` it with, None when it cannot be paused."""
@@ -48,24 +45,24 @@ class Overrides:
             return None
         try:
             with self._lock:
-                self._paused[token] += 1
+                self.paused[token] += 1
         except Exception:  # an __eq__ that raises
             return None
         return token
 
     def resume(self, token: Any) -> None:
         with self._lock:
-            self._paused[token] -= 1
-            if self._paused[token] <= 0:
-                del self._paused[token]
+            self.paused[token] -= 1
+            if self.paused[token] <= 0:
+                del self.paused[token]
 
     def allow_next(self, agent: Any, tool: str, times: int) -> bool:
         token = _token(agent)
-        if token is None or len(self._allowances) >= _MAX_ALLOWANCES:
+        if token is None or len(self.allowances) >= _MAX_ALLOWANCES:
             return False
         try:
             with self._lock:
-                self._allowances[(token, tool)] += times
+                self.allowances[(token, tool)] += times
         except Exception:  # an __eq__ or a tool name that raises
             return False
         return True
@@ -82,14 +79,14 @@ class Overrides:
 
     def _take(self, token: Any, tool: Any) -> str | None:
         with self._lock:
-            if token in self._paused:
+            if token in self.paused:
                 return "paused"
             key = (token, tool)
-            if self._allowances.get(key, 0) <= 0:
+            if self.allowances.get(key, 0) <= 0:
                 return None
-            self._allowances[key] -= 1
-            if not self._allowances[key]:
-                del self._allowances[key]
+            self.allowances[key] -= 1
+            if not self.allowances[key]:
+                del self.allowances[key]
         return "allow_next"
 
 

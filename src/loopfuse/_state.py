@@ -5,7 +5,7 @@ from __future__ import annotations
 from array import array
 from collections import deque
 from collections.abc import Callable
-from typing import Any, NamedTuple, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar
 
 T = TypeVar("T")
 
@@ -62,54 +62,52 @@ class CountingWindow:
         self.pushed += 1
         if len(ring) < self._size:
             ring.append(key)
-        else:
-            pos = self._pos
-            oldest = ring[pos]
-            ring[pos] = key
-            self._pos = pos + 1 if pos + 1 < self._size else 0
-            if oldest == key:
-                return
-            self._decrement(oldest)
-        self._increment(key)
+            self._swap(0, key)
+            return
+        pos = self._pos
+        oldest = ring[pos]
+        ring[pos] = key
+        self._pos = pos + 1 if pos + 1 < self._size else 0
+        if oldest != key:
+            self._swap(oldest, key)
 
     def replace(self, index: int, key: int) -> bool:
         """Re-key the entry pushed as the ``index``-th (from 0) if it is still in the window."""
         if not 0 <= self.pushed - 1 - index < len(self._ring):
             return False
         slot = index % self._size
-        self._decrement(self._ring[slot])
+        old = self._ring[slot]
         self._ring[slot] = key
-        self._increment(key)
+        if old != key:
+            self._swap(old, key)
         return True
 
-    def _increment(self, key: int) -> None:
-        keys, mask = self._keys, self._mask
-        i = key & mask
-        while True:  # _probe, inlined
+    def _swap(self, old: int, new: int) -> None:
+        """One occurrence of ``old`` leaves the counts (none when ``old`` is 0), one of
+        ``new`` enters. One method for both, the probes inlined: this runs on every call."""
+        keys, counts, mask = self._keys, self._counts, self._mask
+        if old:
+            i = old & mask
+            while keys[i] != old:  # the key is in the table
+                i = (i + 1) & mask
+            if counts[i] > 1:
+                counts[i] -= 1
+            else:
+                _remove_slot(keys, counts, mask, i)
+                self._used -= 1
+        i = new & mask
+        while True:
             k = keys[i]
-            if k == key or k == 0:
+            if k == new:
+                counts[i] += 1
+                return
+            if k == 0:
                 break
             i = (i + 1) & mask
-        if k == 0:
-            keys[i] = key
-            self._used += 1
-            if 2 * self._used > self._mask + 1:
-                self._counts[i] = 1
-                self._grow()
-                return
-        self._counts[i] += 1
-
-    def _decrement(self, key: int) -> None:
-        keys, counts, mask = self._keys, self._counts, self._mask
-        i = key & mask
-        while keys[i] != key:  # _probe, inlined: the key is in the table
-            i = (i + 1) & mask
-        n = counts[i] - 1
-        if n:
-            counts[i] = n
-            return
-        _remove_slot(keys, (counts,), mask, i)
-        self._used -= 1
+        keys[i], counts[i] = new, 1
+        self._used += 1
+        if 2 * self._used > mask + 1:
+            self._grow()
 
     def _grow(self) -> None:
         old = [(k, c) for k, c in zip(self._keys, self._counts, strict=True) if k]
@@ -141,9 +139,9 @@ def _probe(keys: array[int], mask: int, key: int) -> int:
         i = (i + 1) & mask
 
 
-def _remove_slot(keys: array[int], columns: tuple[array[int], ...], mask: int, i: int) -> None:
-    """Empty slot ``i`` by backward-shift deletion (the slot's ``columns`` move with its
-    key), so that every probe chain stays unbroken."""
+def _remove_slot(keys: array[int], counts: array[int], mask: int, i: int) -> None:
+    """Empty slot ``i`` by backward-shift deletion (a key moves with its count), so that
+    every probe chain stays unbroken."""
     j = i
     while True:
         j = (j + 1) & mask
@@ -151,13 +149,9 @@ def _remove_slot(keys: array[int], columns: tuple[array[int], ...], mask: int, i
         if k == 0:
             break
         if (j - (k & mask)) & mask >= (j - i) & mask:  # its home is not in (i, j]: move it to i
-            keys[i] = k
-            for column in columns:
-                column[i] = column[j]
+            keys[i], counts[i] = k, counts[j]
             i = j
-    keys[i] = 0
-    for column in columns:
-        column[i] = 0
+    keys[i] = counts[i] = 0
 
 
 class ToolResult(NamedTuple):
@@ -368,10 +362,10 @@ class AgentState:
         units = self.units
         if units is None:
             units = self.units = {}
-        mine = units.get(kind)
+        mine: T | None = units.get(kind)  # typed here, not by cast(): a call on every check
         if mine is None:
             mine = units[kind] = make()
-        return cast(T, mine)
+        return mine
 
     def note_invalid(self) -> int:
         """One more invalid turn: the streak since the last allowed call, this one included."""

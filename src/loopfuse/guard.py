@@ -127,7 +127,8 @@ class Guard(InvalidTurns, ResultReporting):
         hashable id): identical calls of one round count once, and a round repeating the
         previous round's whole set of calls is a repeated round (``loopfuse._rounds``).
         Never raises on the caller's objects: what cannot be judged is allowed (fail open)."""
-        if self._overrides and self._overrides.take(agent, tool):
+        overrides = self._overrides  # its tables tested here: a __bool__ is a call on every check
+        if (overrides.paused or overrides.allowances) and overrides.take(agent, tool):
             return self._overridden(tool)
         try:
             call = self._call_key(tool, args, agent)
@@ -147,7 +148,9 @@ class Guard(InvalidTurns, ResultReporting):
             outcome = self._store.decide(agent, call)
         except (StoreUnavailableError, AgentIdentityError) as exc:
             return self._store_refused(exc, call, args, agent)
-        return self._decision(call, args, agent, self._store_answered(outcome))
+        if self._events.store_down:
+            self._store_back()
+        return self._decision(call, args, agent, outcome)
 
     def _round_denial(self, call: CallKey, args: Any, agent: Any) -> Callable[[Denial, bool], Decision]:
         return lambda denial, first: self._decision(call, args, agent, Outcome(denial, first))
@@ -156,7 +159,8 @@ class Guard(InvalidTurns, ResultReporting):
         self, tool: str, args: Any = None, agent: Any = "default", *, round: Hashable | None = None
     ) -> Decision:
         """``check`` for async hosts."""
-        if self._overrides and self._overrides.take(agent, tool):
+        overrides = self._overrides  # its tables tested here: a __bool__ is a call on every check
+        if (overrides.paused or overrides.allowances) and overrides.take(agent, tool):
             return self._overridden(tool)
         try:
             call = self._call_key(tool, args, agent)
@@ -175,13 +179,17 @@ class Guard(InvalidTurns, ResultReporting):
             outcome = await self._store.adecide(agent, call)
         except (StoreUnavailableError, AgentIdentityError) as exc:
             return self._store_refused(exc, call, args, agent)
-        return self._decision(call, args, agent, self._store_answered(outcome))
+        if self._events.store_down:
+            self._store_back()
+        return self._decision(call, args, agent, outcome)
 
     def _store_refused(self, exc: Exception, call: CallKey, args: Any, agent: Any) -> Decision:
         """The store could not answer (an outage) or could not key the agent (fail open)."""
         if isinstance(exc, StoreUnavailableError):
             return self._store_failed(call.tool, agent, exc)
-        return self._decision(call, args, agent, self._store_answered(None))
+        if self._events.store_down:
+            self._store_back()
+        return self._decision(call, args, agent, None)
 
     def paused(self, agent: Any = "default") -> contextlib.AbstractContextManager[None]:
         """Within the block every call of ``agent`` is allowed and counted by no breaker
@@ -289,10 +297,10 @@ class Guard(InvalidTurns, ResultReporting):
                 self._allow_cache[tool] = decision
         return decision
 
-    def _store_answered(self, outcome: Outcome | None) -> Outcome | None:
-        if self._events.store_down:
-            self._events.store_answered(self._store.url)
-        return outcome
+    def _store_back(self) -> None:
+        """The store answered again after an outage (callers test ``store_down`` first: a
+        method call on every check costs more than the test)."""
+        self._events.store_answered(self._store.url)
 
     def _store_failed(self, tool: str, agent: Any, exc: StoreUnavailableError) -> Decision:
         """One warning per outage; then allow (counted as fail-open) or deny per policy."""
@@ -335,7 +343,7 @@ class Guard(InvalidTurns, ResultReporting):
                 denial.rule,
             )
             self._after_denial(decision, agent, denial, outcome)
-        if self.listeners:
+        if self._events.listeners:  # not the property: a call on every check
             self._notify("on_check", decision, agent)
         return decision
 

@@ -90,10 +90,10 @@ class CycleBreaker:
         track = state.units.get("cycle") if state.units else None
         if track is None:
             return None
-        history = track.history
+        history, matches, key = track.history, track.matches, call.key
         for p in range(2, min(self.max_period, len(history)) + 1):
-            run = track.matches[p] + 1
-            if history[-p] == call.key and run > p * (self.min_repeats - 1) and self._judged(track, p):
+            run = matches[p] + 1
+            if history[-p] == key and run > p * (self.min_repeats - 1) and self._judged(track, p):
                 return Denial("cycle", (run - 1 + p) // p, self.min_repeats, "cycle.min_repeats")
         return None
 
@@ -103,10 +103,10 @@ class CycleBreaker:
         track = state.units.get("cycle") if state.units else None
         if track is None:
             track = state.unit("cycle", lambda: CycleTrack(self.max_period))
-        history, matches = track.history, track.matches
+        history, matches, key = track.history, track.matches, call.key
         for p in range(2, self.max_period + 1):
-            matches[p] = matches[p] + 1 if len(history) >= p and history[-p] == call.key else 0
-        history.append(call.key)
+            matches[p] = matches[p] + 1 if len(history) >= p and history[-p] == key else 0
+        history.append(key)
         track.results.append(0)
 
     def refused(self, state: AgentState, call: CallKey) -> None:

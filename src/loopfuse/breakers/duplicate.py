@@ -151,7 +151,7 @@ class WindowBreaker:
         """Re-key the call's entry by its result, so equal results count together."""
         if not self.result_aware:
             return
-        state.window.replace(state.result_index, pair_key(call.key, result.digest))
+        state.window.replace(state.results.index, pair_key(call.key, result.digest))
         run = state.units.get("duplicate") if state.units else None
         if run is not None and call.key == run.key:
             run.stale = run.stale + 1 if result.digest == run.result else 1

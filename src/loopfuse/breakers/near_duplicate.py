@@ -122,12 +122,15 @@ class NearDuplicateBreaker:
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
         mine = state.units.get("near_duplicate") if state.units else None
-        if mine is None or not call.near:
+        if mine is None:
             return None
-        count = 0 if self.only_with_results else mine.window.count(call.near)
-        last = mine.book.last.get(call.near) if self.result_aware else None
+        near = call.near  # read once: a property, computed on first use
+        if not near:
+            return None
+        count = 0 if self.only_with_results else mine.window.count(near)
+        last = mine.book.last.get(near) if self.result_aware else None
         if last is not None:
-            count += mine.window.count(pair_key(call.near, last))
+            count += mine.window.count(pair_key(near, last))
         limit = self.tool_limits.get(call.tool, self.limit)
         return Denial("near_duplicate", count, limit, self.rule(call.tool)) if count >= limit else None
 
@@ -138,24 +141,28 @@ class NearDuplicateBreaker:
     def record(self, state: AgentState, call: CallKey) -> None:
         if self.only_with_results and not state.results.reporting:
             return  # nothing could count yet: skip the masking until results arrive
-        if not call.near:
+        near = call.near
+        if not near:
             return
         mine = state.unit("near_duplicate", lambda: NearState(self.window))
-        mine.window.push(call.near)
+        mine.window.push(near)
         if self.result_aware or self.only_with_results:
-            mine.book.pushed(call.near, mine.window.pushed - 1)
+            mine.book.pushed(near, mine.window.pushed - 1)
 
     def refused(self, state: AgentState, call: CallKey) -> None:
         """A refused call never enters the window."""
 
     def observe(self, state: AgentState, call: CallKey, result: ToolResult) -> None:
         mine = state.units.get("near_duplicate") if state.units else None
-        if mine is None or not call.near:
+        if mine is None:
             return
-        index = mine.book.take_pending(call.near)
+        near = call.near
+        if not near:
+            return
+        index = mine.book.take_pending(near)
         if index is not None:
-            mine.window.replace(index, pair_key(call.near, result.digest))
-        mine.book.remember(call.near, result.digest)
+            mine.window.replace(index, pair_key(near, result.digest))
+        mine.book.remember(near, result.digest)
 
     def allowed_repeats(self) -> int | None:
         """How many identical calls, each with the same successful result, it allows (counted
