@@ -13,7 +13,7 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-from ._calls import canonical_json, int63
+from ._calls import canonical_json
 
 __all__ = [
     "ERROR_MASKS",
@@ -140,8 +140,10 @@ def _combined(masks: frozenset[str]) -> re.Pattern[str] | None:
 
 
 def int_digest(text: str) -> int:
-    """A non-zero 63-bit integer digest of ``text`` (sha256)."""
-    return int63(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
+    """A non-zero 63-bit integer digest of ``text`` (BLAKE2b of 8 bytes: here, unlike the
+    call's own sha256, nothing outside the guard sees it, and it costs half as much)."""
+    raw = text.encode() if text.isascii() else text.encode("utf-8", "surrogatepass")
+    return (int.from_bytes(hashlib.blake2b(raw, digest_size=8).digest()) & _MASK63) or 1
 
 
 def result_digest(result: Any, masks: frozenset[str] = frozenset(RESULT_MASKS)) -> int:
