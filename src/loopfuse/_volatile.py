@@ -89,13 +89,13 @@ def _values_masked(text: str, plan: _Plan, pattern: re.Pattern[str]) -> str:
 
 def _numbers_masked(marked: bytes) -> str:
     """What ``_NUMBER`` masking writes, from the text with each digit turned into NUL: each
-    run of digits one NUL, then a fraction and a leading minus sign joined to it."""
+    run of digits one NUL (the empty pieces between a run's NULs dropped, the ends kept),
+    then a fraction and a leading minus sign joined to it."""
     pieces = marked.split(b"\0")
-    body = b"\0".join(filter(None, pieces))
-    if not body:
-        return "#"  # one run of digits and nothing else
-    body = (b"" if pieces[0] else b"\0") + body + (b"" if pieces[-1] else b"\0")
-    body = body.replace(b"\0.\0", b"\0").replace(b"-\0", b"\0")
+    runs = [pieces[0], *filter(None, pieces[1:-1]), pieces[-1]]
+    if 45 not in marked and 46 not in marked:  # no "-", no ".": each run is one number
+        return b"#".join(runs).decode()
+    body = b"\0".join(runs).replace(b"\0.\0", b"\0").replace(b"-\0", b"\0")
     return body.replace(b"\0", b"#").decode()
 
 
