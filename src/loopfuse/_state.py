@@ -7,6 +7,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
 
+from ._window import CountingWindow, probe, slots_for
+
 T = TypeVar("T")
 
 __all__ = [
@@ -18,140 +20,6 @@ __all__ = [
     "ResultBook",
     "ToolResult",
 ]
-
-
-class CountingWindow:
-    """The last ``size`` call keys and how often each occurs among them.
-
-    Keys are non-zero 63-bit integers. The ring and the counts live in flat arrays
-    (an open-addressing table with linear probing) instead of a dict of int objects:
-    about 7 KiB for a full window of 200 distinct calls instead of about 18 KiB.
-    Both grow with use, so an agent that made three calls costs a few hundred bytes.
-    """
-
-    __slots__ = ("_counts", "_keys", "_mask", "_pos", "_ring", "_size", "_used", "pushed")
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self.pushed = 0
-        self._ring = array("q")
-        self._pos = 0
-        self._keys = array("q", bytes(8 * 8))
-        self._counts = array("I", bytes(4 * 8))
-        self._mask = 7
-        self._used = 0
-
-    def __len__(self) -> int:
-        return len(self._ring)
-
-    def count(self, key: int) -> int:
-        """How many of the window's entries are ``key``."""
-        keys, mask = self._keys, self._mask
-        i = key & mask
-        while True:  # _probe, inlined: this runs on every check
-            k = keys[i]
-            if k == key:
-                return self._counts[i]
-            if k == 0:
-                return 0
-            i = (i + 1) & mask
-
-    def push(self, key: int) -> None:
-        """Append ``key``; the oldest entry leaves once the window is full."""
-        ring = self._ring
-        self.pushed += 1
-        if len(ring) < self._size:
-            ring.append(key)
-            self._swap(0, key)
-            return
-        pos = self._pos
-        oldest = ring[pos]
-        ring[pos] = key
-        self._pos = pos + 1 if pos + 1 < self._size else 0
-        if oldest != key:
-            self._swap(oldest, key)
-
-    def replace(self, index: int, key: int) -> bool:
-        """Re-key the entry pushed as the ``index``-th (from 0) if it is still in the window."""
-        if not 0 <= self.pushed - 1 - index < len(self._ring):
-            return False
-        slot = index % self._size
-        old = self._ring[slot]
-        self._ring[slot] = key
-        if old != key:
-            self._swap(old, key)
-        return True
-
-    def _swap(self, old: int, new: int) -> None:
-        """One occurrence of ``old`` leaves the counts (none when ``old`` is 0), one of
-        ``new`` enters. One method for both, the probes inlined: this runs on every call."""
-        keys, counts, mask = self._keys, self._counts, self._mask
-        if old:
-            i = old & mask
-            while keys[i] != old:  # the key is in the table
-                i = (i + 1) & mask
-            if counts[i] > 1:
-                counts[i] -= 1
-            else:
-                _remove_slot(keys, counts, mask, i)
-                self._used -= 1
-        i = new & mask
-        while True:
-            k = keys[i]
-            if k == new:
-                counts[i] += 1
-                return
-            if k == 0:
-                break
-            i = (i + 1) & mask
-        keys[i], counts[i] = new, 1
-        self._used += 1
-        if 2 * self._used > mask + 1:
-            self._grow()
-
-    def _grow(self) -> None:
-        old = [(k, c) for k, c in zip(self._keys, self._counts, strict=True) if k]
-        slots = 2 * (self._mask + 1)
-        self._keys = array("q", bytes(8 * slots))
-        self._counts = array("I", bytes(4 * slots))
-        self._mask = slots - 1
-        for key, n in old:
-            i = _probe(self._keys, self._mask, key)
-            self._keys[i] = key
-            self._counts[i] = n
-
-
-def _slots_for(live: int) -> int:
-    """A power of two at least twice ``live`` (and at least 8)."""
-    slots = 8
-    while slots < 2 * live + 2:
-        slots *= 2
-    return slots
-
-
-def _probe(keys: array[int], mask: int, key: int) -> int:
-    """The slot holding ``key``, or the empty slot where it would go (linear probing)."""
-    i = key & mask
-    while True:
-        k = keys[i]
-        if k == key or k == 0:
-            return i
-        i = (i + 1) & mask
-
-
-def _remove_slot(keys: array[int], counts: array[int], mask: int, i: int) -> None:
-    """Empty slot ``i`` by backward-shift deletion (a key moves with its count), so that
-    every probe chain stays unbroken."""
-    j = i
-    while True:
-        j = (j + 1) & mask
-        k = keys[j]
-        if k == 0:
-            break
-        if (j - (k & mask)) & mask >= (j - i) & mask:  # its home is not in (i, j]: move it to i
-            keys[i], counts[i] = k, counts[j]
-            i = j
-    keys[i] = counts[i] = 0
 
 
 class ToolResult(NamedTuple):
@@ -192,7 +60,7 @@ class RecentDigests:
     def get(self, key: int) -> int | None:
         keys, mask = self._keys, self._mask
         i = key & mask
-        while True:  # _probe, inlined: this runs on every check
+        while True:  # probe, inlined: this runs on every check
             k = keys[i]
             if k == key:
                 return self._digests[i] if self._stamps[i] > self._updates - self._size else None
@@ -205,7 +73,7 @@ class RecentDigests:
         self._updates += 1
         keys, mask = self._keys, self._mask
         i = key & mask
-        while True:  # _probe, inlined
+        while True:  # probe, inlined
             k = keys[i]
             if k == key or k == 0:
                 break
@@ -223,11 +91,11 @@ class RecentDigests:
         live = [
             e for e in zip(self._keys, self._digests, self._stamps, strict=True) if e[0] and e[2] > oldest
         ]
-        slots = _slots_for(len(live))
+        slots = slots_for(len(live))
         self._keys, self._digests, self._stamps = (array("q", bytes(8 * slots)) for _ in range(3))
         self._mask, self._used = slots - 1, len(live)
         for key, digest, stamp in live:
-            i = _probe(self._keys, self._mask, key)
+            i = probe(self._keys, self._mask, key)
             self._keys[i], self._digests[i], self._stamps[i] = key, digest, stamp
 
 
