@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from array import array
 from collections import deque
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
 
-from ._window import CountingWindow, probe, slots_for
+from ._rings import CountingWindow, RecentDigests
 
 T = TypeVar("T")
 
@@ -29,74 +28,6 @@ class ToolResult(NamedTuple):
     digest: int
     ok: bool | None
     error: int
-
-
-class RecentDigests:
-    """The latest digest of each key updated among the last ``size`` updates.
-
-    A flat open-addressing table (keys, digests, and the update number that wrote each):
-    an entry older than ``size`` updates reads as absent and keeps its slot until the
-    table is rebuilt (when 3/4 of its slots are taken), so no update pays for a deletion.
-    About 12 KiB for 200 keys instead of about 33 KiB as a dict of ints. With one result
-    per call, a key dropped this way has no entry left in a window of ``size``.
-    """
-
-    __slots__ = ("_digests", "_keys", "_mask", "_size", "_stamps", "_updates", "_used")
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._updates = 0
-        self._keys = array("q", bytes(8 * 8))
-        self._digests = array("q", bytes(8 * 8))
-        self._stamps = array("q", bytes(8 * 8))
-        self._mask = 7
-        self._used = 0
-
-    def __len__(self) -> int:
-        """How many keys are kept (a scan: for tests and figures, not per call)."""
-        oldest = self._updates - self._size
-        return sum(1 for k, s in zip(self._keys, self._stamps, strict=True) if k and s > oldest)
-
-    def get(self, key: int) -> int | None:
-        keys, mask = self._keys, self._mask
-        i = key & mask
-        while True:  # probe, inlined: this runs on every check
-            k = keys[i]
-            if k == key:
-                return self._digests[i] if self._stamps[i] > self._updates - self._size else None
-            if k == 0:
-                return None
-            i = (i + 1) & mask
-
-    def put(self, key: int, digest: int) -> None:
-        """Set ``key``'s digest; a key not updated in the last ``size`` updates reads as absent."""
-        self._updates += 1
-        keys, mask = self._keys, self._mask
-        i = key & mask
-        while True:  # probe, inlined
-            k = keys[i]
-            if k == key or k == 0:
-                break
-            i = (i + 1) & mask
-        self._digests[i], self._stamps[i] = digest, self._updates
-        if k == 0:
-            keys[i] = key
-            self._used += 1
-            if 4 * self._used > 3 * (mask + 1):
-                self._rebuild()
-
-    def _rebuild(self) -> None:
-        """Drop the entries older than ``size`` updates, in a table at most half full."""
-        oldest = self._updates - self._size
-        live = [
-            e for e in zip(self._keys, self._digests, self._stamps, strict=True) if e[0] and e[2] > oldest
-        ]
-        slots = slots_for(len(live))
-        self._keys, self._digests, self._stamps = (array("q", bytes(8 * slots)) for _ in range(3))
-        self._mask, self._used = slots - 1, len(live)
-        for key, digest, stamp in live:
-            i = probe(self._keys, self._mask, key)
-            self._keys[i], self._digests[i], self._stamps[i] = key, digest, stamp
 
 
 class ResultBook:

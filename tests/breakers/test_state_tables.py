@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from loopfuse._rings import SCAN_MAX
 from loopfuse._state import CountingWindow, RecentDigests
-from loopfuse._window import SCAN_MAX
 
 # Keys of bytes 0 and 1 only: they share their low bits (probing, deletion) and two entries
 # side by side often hold a third key across their boundary (a scan must not count it).
@@ -40,24 +41,28 @@ def test_counting_window_matches_a_plain_record_of_its_last_entries(
         assert all(window.count(k) == list(entries.values()).count(k) for k in KEYS)
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.integers(1, 30), st.lists(st.tuples(st.integers(1, 40), st.integers(1, 5)), max_size=300))
+@settings(max_examples=300, deadline=None)
+@given(SIZES, st.lists(st.tuples(st.integers(1, 12), st.integers(0, 2**63 - 1)), max_size=700))
 def test_recent_digests_keep_each_key_for_its_last_size_updates(
     size: int, updates: list[tuple[int, int]]
 ) -> None:
-    table, latest = RecentDigests(size), {}
+    table, latest = RecentDigests(size), dict[int, tuple[int, int]]()
     for n, (key, digest) in enumerate(updates, start=1):
-        table.put(key << 20, digest)  # collide in the low bits to exercise probing and deletion
-        latest[key] = (digest, n)
+        table.put(KEYS[key - 1], digest)
+        latest[KEYS[key - 1]] = (digest, n)
         alive = {k: d for k, (d, at) in latest.items() if at > n - size}
-        assert all(table.get(k << 20) == alive.get(k) for k in range(1, 41))
+        assert all(table.get(k) == alive.get(k) for k in KEYS)
         assert len(table) == len(alive)
 
 
-def test_recent_digests_stay_bounded_however_many_keys_pass_through() -> None:
-    table = RecentDigests(50)
+@pytest.mark.parametrize("size", [50, SCAN_MAX + 50])
+def test_recent_digests_stay_bounded_however_many_keys_pass_through(size: int) -> None:
+    table = RecentDigests(size)
     for key in range(1, 20_001):
         table.put(key << 20, key)
-        assert len(table._keys) <= 256  # a power of two at least twice the 50 live keys, plus slack
-    assert len(table) == 50
-    assert table.get(19_951 << 20) == 19_951 and table.get(19_950 << 20) is None
+        # A ring of the last updates; past SCAN_MAX a table of a power of two at least twice
+        # the live keys, rebuilt when 3/4 full.
+        held = len(table._keys) if table._table is None else len(table._table._keys) * 8
+        assert held <= 8 * 4 * size
+    assert len(table) == size
+    assert table.get((20_001 - size) << 20) == 20_001 - size and table.get((20_000 - size) << 20) is None
