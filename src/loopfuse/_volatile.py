@@ -13,7 +13,7 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-from ._calls import canonical_json
+from ._calls import canonical_json, int63
 
 __all__ = [
     "ERROR_MASKS",
@@ -143,7 +143,7 @@ def int_digest(text: str) -> int:
     """A non-zero 63-bit integer digest of ``text`` (BLAKE2b of 8 bytes: here, unlike the
     call's own sha256, nothing outside the guard sees it, and it costs half as much)."""
     raw = text.encode() if text.isascii() else text.encode("utf-8", "surrogatepass")
-    return (int.from_bytes(hashlib.blake2b(raw, digest_size=8).digest()) & _MASK63) or 1
+    return int63(hashlib.blake2b(raw, digest_size=8).digest())
 
 
 def result_digest(result: Any, masks: frozenset[str] = frozenset(RESULT_MASKS)) -> int:
