@@ -22,6 +22,7 @@ from loopfuse.analysis.evaluation import (
     load_corpora,
     loco,
     score_corpora,
+    truncated,
     without_invalid,
 )
 from loopfuse.analysis.replay import replay_calls
@@ -47,7 +48,27 @@ def report(root: Path, configurations: Mapping[str, Mapping[str, Any]]) -> int:
     _invalid(corpora, detectors)
     print("\nleave-one-corpus-out: limits chosen on the other corpora, scored on the one held out")
     print(format_loco(loco(corpora), {name: scores[default_at] for name, scores in table.items()}))
+    _excerpts(corpora)
     return 0
+
+
+EXCERPTS = (None, 1000, 500, 200, 100)
+
+
+def _excerpts(corpora: list[Corpus]) -> None:
+    """The default with each result cut to its first characters, as a host that keeps
+    excerpts passes it (or as tools with terse errors read): caught, healthy denied, early."""
+    print("\nthe default with each result cut to its first N characters: caught, healthy denied, early")
+    print(f"{'N':>6}  " + "  ".join(f"{c.name:>24}" for c in corpora))
+    for chars in EXCERPTS:
+        cut = [c if chars is None else Corpus(c.name, tuple(truncated(c.runs, chars))) for c in corpora]
+        table = score_corpora([("default", guard_detector(Guard))], cut)
+        cells = [_excerpt_cell(table[c.name][0]) for c in corpora]
+        print(f"{'whole' if chars is None else chars:>6}  " + "  ".join(cells))
+
+
+def _excerpt_cell(s: Score) -> str:
+    return f"{f'{s.caught}/{s.loops}':>7} {f'{s.healthy_denied}/{s.healthy}':>7} {s.early:>8}".rjust(24)
 
 
 def _factory(config: Mapping[str, Any]) -> Any:

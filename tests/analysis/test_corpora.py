@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from loopfuse import Guard
-from loopfuse.evaluation import (
+from loopfuse.analysis.evaluation import (
+    Corpus,
     Grid,
     anchors,
     format_corpora,
@@ -22,6 +23,7 @@ from loopfuse.evaluation import (
     loco,
     repeated_in_window,
     score_corpora,
+    truncated,
     without_invalid,
 )
 from loopfuse.transcripts.model import ToolCall
@@ -172,6 +174,28 @@ def test_leave_one_out_picks_limits_with_a_margin(tmp_path: Path) -> None:
     assert Grid(load_corpora(tmp_path), short).select({0, 1}) == {"circuit_breaker.same_result_limit": 4}
 
 
+def test_leave_one_out_spares_the_healthy_runs_with_excerpts_of_their_results_too(tmp_path: Path) -> None:
+    """Healthy runs whose 4 rejected edits in a row differ only past 200 characters: whole,
+    2 spares them (1.5 x 2 -> 3); cut to excerpts, only 4 and up do (1.5 x 4 -> 6)."""
+    grid = {"stall.tool_error_limit": (2, 3, 4, 5, 6, 8, 12)}
+    rejected = "E999 IndentationError: the edit was not applied. " + "the file as it would be: " * 8
+    for name in ("one", "two"):
+        edits = [("edit", f"edit {i}", f"{rejected}\n{i * 7}: body {i}") for i in range(4)]
+        _write(tmp_path / name, f"{name}-ok", _work(2) + edits + _work(2, "v"), ok=False)
+        _write(
+            tmp_path / name,
+            f"{name}-loop",
+            [("edit", f"edit {i}", "same rejection") for i in range(12)],
+            ok=False,
+        )
+        _labels(
+            tmp_path / name,
+            {f"{name}-ok": {"label": "healthy"}, f"{name}-loop": {"label": "loop", "loop_start": 0}},
+        )
+    assert len(rejected) > 200
+    assert Grid(load_corpora(tmp_path), grid).select({0, 1, 2, 3}) == {"stall.tool_error_limit": 6}
+
+
 @pytest.mark.slow
 def test_cli_prints_one_table_per_corpus_and_the_loco_table(cli, corpora: Path) -> None:  # type: ignore[no-untyped-def]
     done = cli("eval", str(corpora), "--loco")
@@ -207,15 +231,19 @@ def test_the_default_denies_no_healthy_run_in_the_shared_corpora() -> None:
 
 
 @pytest.mark.skipif(not (SHARED / "dev" / "labels.json").is_file(), reason="../shared/corpus is absent")
-def test_no_anchor_that_spares_the_healthy_runs_catches_more_than_the_default() -> None:
-    """Per corpus, against every anchor rule that denies none of its healthy runs; in total,
-    against every anchor rule."""
+def test_the_default_catches_more_loops_in_total_than_every_anchor() -> None:
     table = score_corpora([("default", guard_detector(Guard)), *anchors()], load_corpora(SHARED))
-    for name, (default, *others) in table.items():
-        sparing = [s.caught for s in others if s.healthy_denied == 0]
-        assert default.caught >= max(sparing), name
     default, *others = table["all"]
     assert default.caught > max(s.caught for s in others)
+
+
+@pytest.mark.skipif(not (SHARED / "dev" / "labels.json").is_file(), reason="../shared/corpus is absent")
+@pytest.mark.parametrize("chars", [500, 200, 100])
+def test_the_default_denies_no_healthy_run_when_results_are_cut_to_excerpts(chars: int) -> None:
+    """As a host that keeps excerpts passes them, or as tools with terse errors read."""
+    cut = [Corpus(c.name, tuple(truncated(c.runs, chars))) for c in load_corpora(SHARED)]
+    table = score_corpora([("default", guard_detector(Guard))], cut)
+    assert {name: scores[0].healthy_denied for name, scores in table.items()} == dict.fromkeys(table, 0)
 
 
 @pytest.mark.skipif(not (SHARED / "dev" / "labels.json").is_file(), reason="../shared/corpus is absent")

@@ -52,7 +52,7 @@ class StallConfig:
     enabled: bool = True
     limit: int = 8
     error_limit: int = 4
-    tool_error_limit: int = 5
+    tool_error_limit: int = 12
     window: int = 32
     warn_at: int = 0
 
@@ -126,7 +126,7 @@ class StallBreaker:
         error_limit: int,
         window: int = 32,
         *,
-        tool_error_limit: int = 5,
+        tool_error_limit: int = 12,
         batch_tools: Iterable[str] = (),
     ) -> None:
         self.limit, self.error_limit, self.window = limit, error_limit, window

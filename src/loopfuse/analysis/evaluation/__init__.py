@@ -35,6 +35,7 @@ from ._scoring import (
     score,
     score_detector,
     score_many,
+    truncated,
     verdict,
     without_invalid,
 )
@@ -72,6 +73,7 @@ __all__ = [
     "score_corpora",
     "score_detector",
     "score_many",
+    "truncated",
     "verdict",
     "without_invalid",
 ]

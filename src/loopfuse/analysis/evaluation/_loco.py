@@ -5,7 +5,10 @@ every breaker has seen the same allowed calls, so a combination's first denial i
 the earliest of its rules' first denials alone; a combination denies a healthy run exactly
 when one of its rules does. Selection, per held-out fold, on the training corpora only:
 for each rule, the first limit at least ``MARGIN`` times the tightest one that denies no
-healthy training run (the margin; the loosest spared one when none is that high); then
+healthy training run, whether its results are passed whole or cut to their first
+``EXCERPT`` characters (a host that keeps excerpts, or tools with terse errors: a limit
+that only holds while the errors tell the calls apart does not generalize), the loosest
+spared one when none is that high; then
 each rule on at that limit or off, whichever set catches the most training loops (fewer
 early denials, then more rules on, break ties). The chosen limits are then scored as one real guard on the held-out runs.
 """
@@ -19,13 +22,16 @@ from typing import Any
 
 from ...guard import Guard
 from ._corpora import Corpus, merge
-from ._scoring import Labeled, Score, guard_detector, score, verdict
+from ._scoring import Labeled, Score, guard_detector, score, truncated, verdict
 
 __all__ = ["GRID", "Fold", "Grid", "config_for", "format_loco", "loco"]
 
 OFF: dict[str, Any] = {"enabled": False}
 _NEVER = 10**6
 MARGIN = 1.5  # a chosen limit is at least this times the tightest that spares the healthy runs
+# The healthy runs must also be spared with each result cut to this many characters (as the
+# corpora's own excerpts are).
+EXCERPT = 200
 GRID: dict[str, tuple[int, ...]] = {
     "circuit_breaker.duplicate_limit": (4, 5, 6, 7, 8, 10),
     "circuit_breaker.same_result_limit": (3, 4, 5, 6, 8),
@@ -36,7 +42,7 @@ GRID: dict[str, tuple[int, ...]] = {
     "cycle.min_repeats": (2, 3, 4, 5),
     "stall.limit": (4, 5, 6, 8, 10),
     "stall.error_limit": (2, 3, 4, 5, 6),
-    "stall.tool_error_limit": (2, 3, 4, 5, 6, 8),
+    "stall.tool_error_limit": (2, 3, 4, 5, 6, 8, 12),
 }
 Limits = Mapping[str, int | None]  # None: the rule is off
 Firsts = list[int | None]
@@ -93,14 +99,17 @@ class Grid:
         self.runs: list[Labeled] = [run for c in corpora for run in c.runs]
         self.corpus_of = [c.name for c in corpora for _ in c.runs]
         self.grid = dict(grid)
-        self.firsts = {
-            rule: {v: self._firsts(alone(rule, v)) for v in values} for rule, values in grid.items()
-        }
-        self.cap = self._firsts(config_for({}, cap=300))
+        self.firsts = self._by_limit(self.runs)
+        self.excerpt_firsts = self._by_limit(truncated(self.runs, EXCERPT))
+        self.cap = self._firsts(config_for({}, cap=300), self.runs)
 
-    def _firsts(self, config: Mapping[str, Any]) -> Firsts:
+    def _by_limit(self, runs: Sequence[Labeled]) -> dict[str, dict[int, Firsts]]:
+        """Each rule's first denial in each of ``runs``, alone at each of its limits."""
+        return {rule: {v: self._firsts(alone(rule, v), runs) for v in vs} for rule, vs in self.grid.items()}
+
+    def _firsts(self, config: Mapping[str, Any], runs: Sequence[Labeled]) -> Firsts:
         detect = guard_detector(lambda: Guard.from_config(config))
-        return [detect(run.calls) for run in self.runs]
+        return [detect(run.calls) for run in runs]
 
     def select(self, train: set[int]) -> dict[str, int | None]:
         """The limits chosen on the runs at indices ``train``."""
@@ -113,13 +122,19 @@ class Grid:
         return dict(zip(margin, best, strict=True))
 
     def _margin(self, rule: str, train: set[int]) -> int | None:
-        """Half again the tightest limit that spares every healthy training run (the loosest
-        in the grid when none is that high): a margin in proportion, not one grid step."""
-        spares = [v for v in self.grid[rule] if self._spares(self.firsts[rule][v], train)]
+        """Half again the tightest limit that spares every healthy training run, with whole
+        results and with excerpts (the loosest in the grid when none is that high): a margin
+        in proportion, not one grid step."""
+        spares = [v for v in self.grid[rule] if self._spares_both(rule, v, train)]
         if not spares:
             return None
         wide = [v for v in spares if v >= MARGIN * spares[0]]
         return wide[0] if wide else spares[-1]
+
+    def _spares_both(self, rule: str, limit: int, train: set[int]) -> bool:
+        """Whether ``rule`` at ``limit`` spares the healthy training runs, whole and as excerpts."""
+        whole, excerpts = self.firsts[rule][limit], self.excerpt_firsts[rule][limit]
+        return self._spares(whole, train) and self._spares(excerpts, train)
 
     def _spares(self, firsts: Firsts, train: set[int]) -> bool:
         return all(firsts[i] is None or self.runs[i].label == "loop" for i in train)

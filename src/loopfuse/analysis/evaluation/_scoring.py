@@ -40,6 +40,7 @@ __all__ = [
     "score",
     "score_detector",
     "score_many",
+    "truncated",
     "verdict",
     "without_invalid",
 ]
@@ -151,6 +152,16 @@ def _ambiguous(path: Path) -> set[str]:
     except (OSError, ValueError):
         return set()
     return {str(name) for name in found} if isinstance(found, dict | list) else set()
+
+
+def truncated(corpus: Iterable[Labeled], chars: int) -> list[Labeled]:
+    """The corpus with each result cut to its first ``chars`` characters: what a host that
+    keeps excerpts passes, or a tool whose errors are terse (they no longer tell calls apart)."""
+    return [replace(item, calls=tuple(_cut(c, chars) for c in item.calls)) for item in corpus]
+
+
+def _cut(call: ToolCall, chars: int) -> ToolCall:
+    return call if call.result is None else replace(call, result=call.result[:chars])
 
 
 def without_invalid(corpus: Iterable[Labeled]) -> list[Labeled]:
