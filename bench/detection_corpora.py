@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,14 @@ def _excerpts(corpora: list[Corpus]) -> None:
         table = score_corpora([("default", guard_detector(Guard))], cut)
         cells = [_excerpt_cell(table[c.name][0]) for c in corpora]
         print(f"{'whole' if chars is None else chars:>6}  " + "  ".join(cells))
+    table = score_corpora([("default", guard_detector(Guard))], [_without_ok(c) for c in corpora])
+    print(f"{'no ok':>6}  " + "  ".join(_excerpt_cell(table[c.name][0]) for c in corpora))
+    print("(no ok: whole results, none marked as an error, as from a host that does not pass ok=)")
+
+
+def _without_ok(corpus: Corpus) -> Corpus:
+    runs = (replace(run, calls=tuple(replace(c, ok=None) for c in run.calls)) for run in corpus.runs)
+    return Corpus(corpus.name, tuple(runs))
 
 
 def _excerpt_cell(s: Score) -> str:
