@@ -4,6 +4,8 @@ variant, and leave-one-corpus-out."""
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 from collections.abc import Mapping
 from dataclasses import replace
@@ -27,6 +29,7 @@ from loopfuse.analysis.evaluation import (
     without_invalid,
 )
 from loopfuse.analysis.replay import replay_calls
+from loopfuse.config import DEFAULT_IGNORE_ARGS
 
 
 def report(root: Path, configurations: Mapping[str, Mapping[str, Any]]) -> int:
@@ -49,26 +52,45 @@ def report(root: Path, configurations: Mapping[str, Mapping[str, Any]]) -> int:
     _invalid(corpora, detectors)
     print("\nleave-one-corpus-out: limits chosen on the other corpora, scored on the one held out")
     print(format_loco(loco(corpora), {name: scores[default_at] for name, scores in table.items()}))
-    _excerpts(corpora)
+    _perturbed(corpora)
     return 0
 
 
 EXCERPTS = (None, 1000, 500, 200, 100)
+IGNORING_ID = {"circuit_breaker": {"ignore_args": [*DEFAULT_IGNORE_ARGS, "request_id"]}}
 
 
-def _excerpts(corpora: list[Corpus]) -> None:
-    """The default with each result cut to its first characters, as a host that keeps
-    excerpts passes it (or as tools with terse errors read): caught, healthy denied, early."""
-    print("\nthe default with each result cut to its first N characters: caught, healthy denied, early")
-    print(f"{'N':>6}  " + "  ".join(f"{c.name:>24}" for c in corpora))
-    for chars in EXCERPTS:
-        cut = [c if chars is None else Corpus(c.name, tuple(truncated(c.runs, chars))) for c in corpora]
-        table = score_corpora([("default", guard_detector(Guard))], cut)
-        cells = [_excerpt_cell(table[c.name][0]) for c in corpora]
-        print(f"{'whole' if chars is None else chars:>6}  " + "  ".join(cells))
-    table = score_corpora([("default", guard_detector(Guard))], [_without_ok(c) for c in corpora])
-    print(f"{'no ok':>6}  " + "  ".join(_excerpt_cell(table[c.name][0]) for c in corpora))
-    print("(no ok: whole results, none marked as an error, as from a host that does not pass ok=)")
+def _perturbed(corpora: list[Corpus]) -> None:
+    """The default on the corpora as other hosts would pass them: each result cut to its first
+    N characters (a host that keeps excerpts, or tools with terse errors), no ok=, a fresh id
+    argument in every call (and that argument ignored). Caught, healthy denied, early."""
+    print("\nthe default on the corpora as other hosts would pass them: caught, healthy denied, early")
+    print(f"{'':>6}  " + "  ".join(f"{c.name:>24}" for c in corpora))
+    rows = [(str(n or "whole"), functools.partial(_cut, chars=n), {}) for n in EXCERPTS]
+    rows += [("no ok", _without_ok, {}), ("id", _with_fresh_id, {}), ("id ign", _with_fresh_id, IGNORING_ID)]
+    for label, change, config in rows:
+        table = score_corpora([("default", guard_detector(_factory(config)))], [change(c) for c in corpora])
+        print(f"{label:>6}  " + "  ".join(_cell(table[c.name][0]) for c in corpora))
+    print("(N: each result cut to its first N characters; no ok: no result marked as an error;")
+    print(" id: a fresh request_id argument in every call; id ign: the same, with it in ignore_args)")
+
+
+def _cell(s: Score) -> str:
+    return f"{f'{s.caught}/{s.loops}':>7} {f'{s.healthy_denied}/{s.healthy}':>7} {s.early:>8}".rjust(24)
+
+
+def _cut(corpus: Corpus, chars: int | None) -> Corpus:
+    return corpus if chars is None else Corpus(corpus.name, tuple(truncated(corpus.runs, chars)))
+
+
+def _with_fresh_id(corpus: Corpus) -> Corpus:
+    ids = (f"{n:08x}-7a1e-4c2b-9d3f-{n * 7919:012x}" for n in itertools.count())
+    runs = [replace(r, calls=tuple(_plus_id(c, next(ids)) for c in r.calls)) for r in corpus.runs]
+    return Corpus(corpus.name, tuple(runs))
+
+
+def _plus_id(call: Any, fresh: str) -> Any:
+    return replace(call, args={**call.args, "request_id": fresh}) if isinstance(call.args, dict) else call
 
 
 def _without_ok(corpus: Corpus) -> Corpus:
