@@ -67,11 +67,13 @@ def _perturbed(corpora: list[Corpus]) -> None:
     print("\nthe default on the corpora as other hosts would pass them: caught, healthy denied, early")
     print(f"{'':>6}  " + "  ".join(f"{c.name:>24}" for c in corpora))
     rows = [(str(n or "whole"), functools.partial(_cut, chars=n), {}) for n in EXCERPTS]
-    rows += [("no ok", _without_ok, {}), ("id", _with_fresh_id, {}), ("id ign", _with_fresh_id, IGNORING_ID)]
+    rows += [("no ok", _without_ok, {}), ("took", _with_duration, {})]
+    rows += [("id", _with_fresh_id, {}), ("id ign", _with_fresh_id, IGNORING_ID)]
     for label, change, config in rows:
         table = score_corpora([("default", guard_detector(_factory(config)))], [change(c) for c in corpora])
         print(f"{label:>6}  " + "  ".join(_cell(table[c.name][0]) for c in corpora))
     print("(N: each result cut to its first N characters; no ok: no result marked as an error;")
+    print(" took: each result ends with how long it took, '(took 0.42s)';")
     print(" id: a fresh request_id argument in every call; id ign: the same, with it in ignore_args)")
 
 
@@ -81,6 +83,15 @@ def _cell(s: Score) -> str:
 
 def _cut(corpus: Corpus, chars: int | None) -> Corpus:
     return corpus if chars is None else Corpus(corpus.name, tuple(truncated(corpus.runs, chars)))
+
+
+def _with_duration(corpus: Corpus) -> Corpus:
+    took = (f"\n(took {n * 37 % 100 / 100:.2f}s)" for n in itertools.count())
+    runs = [
+        replace(r, calls=tuple(replace(c, result=f"{c.result or ''}{next(took)}") for c in r.calls))
+        for r in corpus.runs
+    ]
+    return Corpus(corpus.name, tuple(runs))
 
 
 def _with_fresh_id(corpus: Corpus) -> Corpus:
