@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -87,17 +87,12 @@ def _cut(corpus: Corpus, chars: int | None) -> Corpus:
 
 def _with_duration(corpus: Corpus) -> Corpus:
     took = (f"\n(took {n * 37 % 100 / 100:.2f}s)" for n in itertools.count())
-    runs = [
-        replace(r, calls=tuple(replace(c, result=f"{c.result or ''}{next(took)}") for c in r.calls))
-        for r in corpus.runs
-    ]
-    return Corpus(corpus.name, tuple(runs))
+    return _each_call(corpus, lambda c: replace(c, result=f"{c.result or ''}{next(took)}"))
 
 
 def _with_fresh_id(corpus: Corpus) -> Corpus:
     ids = (f"{n:08x}-7a1e-4c2b-9d3f-{n * 7919:012x}" for n in itertools.count())
-    runs = [replace(r, calls=tuple(_plus_id(c, next(ids)) for c in r.calls)) for r in corpus.runs]
-    return Corpus(corpus.name, tuple(runs))
+    return _each_call(corpus, lambda c: _plus_id(c, next(ids)))
 
 
 def _plus_id(call: Any, fresh: str) -> Any:
@@ -105,12 +100,13 @@ def _plus_id(call: Any, fresh: str) -> Any:
 
 
 def _without_ok(corpus: Corpus) -> Corpus:
-    runs = (replace(run, calls=tuple(replace(c, ok=None) for c in run.calls)) for run in corpus.runs)
+    return _each_call(corpus, lambda c: replace(c, ok=None))
+
+
+def _each_call(corpus: Corpus, change: Callable[[Any], Any]) -> Corpus:
+    """``corpus`` with ``change`` applied to every call of every run, in order."""
+    runs = (replace(run, calls=tuple(change(c) for c in run.calls)) for run in corpus.runs)
     return Corpus(corpus.name, tuple(runs))
-
-
-def _excerpt_cell(s: Score) -> str:
-    return f"{f'{s.caught}/{s.loops}':>7} {f'{s.healthy_denied}/{s.healthy}':>7} {s.early:>8}".rjust(24)
 
 
 def _factory(config: Mapping[str, Any]) -> Any:
