@@ -1,8 +1,8 @@
 """Masking volatile values: what changes between two calls that mean the same thing.
 
 Used for the near-duplicate identity of a call (numbers, ids, timestamps, cursors in its
-arguments) and for result digests (ids and timestamps only: a changed number in a result,
-"3 failed" then "2 failed", is progress).
+arguments) and for result digests (ids, timestamps and durations only: a changed number in a
+result, "3 failed" then "2 failed", is progress; "in 0.42s" then "in 0.45s" is not).
 """
 
 from __future__ import annotations
@@ -40,11 +40,13 @@ _SHAPES: dict[str, str] = {
     ),
     "hex_ids": r"(?:0x)?(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b",
     "cursors": r"(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])[A-Za-z0-9_\-]{24,}={0,2}",
+    # "0.42s", "12 ms", "3 seconds", "0m0.523s" (as `time` prints it): how long a call took.
+    "durations": r"\d+(?:\.\d+)?(?:m\d+(?:\.\d+)?)? ?(?:[mnu\u00b5]?s|secs?|seconds?)\b",
 }
 _NUMBER = r"-?\d+(?:\.\d+)?"
 MASKS: tuple[str, ...] = (*_SHAPES, "numbers", "whitespace")
-RESULT_MASKS: tuple[str, ...] = ("uuids", "timestamps", "hex_ids")
-ERROR_MASKS: tuple[str, ...] = ("uuids", "timestamps", "hex_ids", "numbers")
+RESULT_MASKS: tuple[str, ...] = ("uuids", "timestamps", "hex_ids", "durations")
+ERROR_MASKS: tuple[str, ...] = ("uuids", "timestamps", "hex_ids", "durations", "numbers")
 
 
 _DIGIT = re.compile(r"\d")
@@ -59,6 +61,9 @@ _WORD = bytes.maketrans(b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQR
 _CURSOR_RUN = "w" * 24
 _DIGITS_TO_NUL = bytes.maketrans(b"0123456789", b"\0" * 10)
 _HEX_SHAPES = frozenset({"uuids", "timestamps", "hex_ids"})
+# Digits to \x01, the letters a unit may start with (m, n, u) to \x02, spaces dropped: a
+# duration needs "\x01s" or "\x01\x02s" in the translated text.
+_UNITS = bytes.maketrans(b"0123456789mnu", b"\x01" * 10 + b"\x02" * 3)
 _SHAPE_NAMES = frozenset(_SHAPES)
 
 
@@ -103,11 +108,12 @@ class _Plan:
     """What masking one set of value classes takes: its pattern, the pattern without the
     shapes (for text that cannot hold one), and which pre-checks tell the two apart."""
 
-    __slots__ = ("cursors", "hexes", "numbers", "pattern", "reduced", "whitespace")
+    __slots__ = ("cursors", "durations", "hexes", "numbers", "pattern", "reduced", "whitespace")
 
     def __init__(self, masks: frozenset[str]) -> None:
         self.pattern, self.reduced = _combined(masks), _combined(masks - _SHAPE_NAMES)
         self.hexes, self.cursors = not masks.isdisjoint(_HEX_SHAPES), "cursors" in masks
+        self.durations = "durations" in masks
         self.whitespace, self.numbers = "whitespace" in masks, "numbers" in masks
 
 
@@ -124,6 +130,10 @@ def _may_hold_shape(raw: bytes, plan: _Plan) -> bool:
     if plan.hexes:
         hexed = raw.translate(_HEX).decode()
         if "xxxxxxxx" in hexed or "xx:xx:xx" in hexed or "xxxx-xx-xx" in hexed:
+            return True
+    if plan.durations:
+        units = raw.translate(_UNITS, b" ").decode()
+        if "\x01s" in units or "\x01\x02s" in units:
             return True
     return plan.cursors and _CURSOR_RUN in raw.translate(_WORD).decode()
 
@@ -147,7 +157,7 @@ def int_digest(text: str) -> int:
 
 
 def result_digest(result: Any, masks: frozenset[str] = frozenset(RESULT_MASKS)) -> int:
-    """The digest of a tool's result with ``masks`` masked (by default ids and timestamps);
+    """The digest of a tool's result with ``masks`` masked (by default ids, timestamps and durations);
     the result itself is not kept. Raises on a result that cannot be serialized."""
     return int_digest(_masked_result(_result_text(result), masks))
 

@@ -10,10 +10,11 @@ from hypothesis import strategies as st
 from loopfuse._volatile import _NUMBER, _SHAPES, ERROR_MASKS, MASKS, RESULT_MASKS, mask_text
 
 # Characters the shapes are made of, so random texts often hold uuids, dates and hex ids.
-ALPHABET = "0123456789abcdefxyzABCDEF-:._ T+Z=#\0\n\u0663"
+ALPHABET = "0123456789abcdefxyzmnsuABCDEF-:._ T+Z=#\0\n\u0663\u00b5"
 PIECES = st.sampled_from(
     ["2024-05-01T10:20:30Z", "2024-05-01", "12:30:45", "deadbeef42", "0x1f2e3d4c", "550e8400-e29b-41d4-a716-446655440000",
-     "abcDEF123_-ghiJKL456_-mnoPQR789", "-3.5", "1.2.3", "--7", "x-1.5-2", "page 2", "\u0663\u0664", "  "]
+     "abcDEF123_-ghiJKL456_-mnoPQR789", "-3.5", "1.2.3", "--7", "x-1.5-2", "page 2", "\u0663\u0664", "  ",
+     "0.42s", "12 ms", "0m0.523s", "3 seconds", "5\u00b5s", "2 secrets", "7s"]
 )  # fmt: skip
 TEXTS = st.lists(st.one_of(st.text(ALPHABET, max_size=12), PIECES), max_size=12).map("".join)
 MASK_SETS = st.sampled_from(
@@ -21,6 +22,7 @@ MASK_SETS = st.sampled_from(
         *(frozenset(m) for m in (MASKS, RESULT_MASKS, ERROR_MASKS)),
         *(frozenset(m) for m in ({"numbers"}, {"whitespace"}, {"uuids"}, {"cursors", "numbers"}, set())),
         *(frozenset(m) for m in ({"timestamps"}, {"hex_ids"}, {"timestamps", "numbers"})),
+        *(frozenset(m) for m in ({"durations"}, {"durations", "numbers"}, {"durations", "hex_ids"})),
     ]
 )
 
@@ -43,5 +45,14 @@ def test_the_quick_paths_mask_exactly_what_the_full_pattern_masks(text: str, mas
 
 def test_each_shape_is_still_masked_in_prose() -> None:
     text = "run 550e8400-e29b-41d4-a716-446655440000 at 2024-05-01T10:20:30Z, commit deadbeef42, took 3.5 s"
-    assert mask_text(text, MASKS) == "run # at #, commit #, took # s"
-    assert mask_text(text, RESULT_MASKS) == "run # at #, commit #, took 3.5 s"
+    assert mask_text(text, MASKS) == "run # at #, commit #, took #"
+    assert mask_text(text, RESULT_MASKS) == "run # at #, commit #, took #"
+
+
+def test_a_result_keeps_its_counts_and_loses_how_long_it_took() -> None:
+    """A re-run that changed nothing reads the same; one with fewer failures does not."""
+    first, again = "3 failed, 2 passed in 0.42s", "3 failed, 2 passed in 0.47s"
+    assert mask_text(first, RESULT_MASKS) == mask_text(again, RESULT_MASKS) == "3 failed, 2 passed in #"
+    assert mask_text("2 failed, 3 passed in 0.40s", RESULT_MASKS) != mask_text(first, RESULT_MASKS)
+    assert mask_text("real\t0m0.523s (took 12 ms, 3 seconds)", RESULT_MASKS) == "real\t# (took #, #)"
+    assert mask_text("3 steps, 4 secrets, 5 samples", RESULT_MASKS) == "3 steps, 4 secrets, 5 samples"

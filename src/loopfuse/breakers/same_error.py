@@ -52,8 +52,8 @@ class SameErrorBreaker:
     error ``identical_limit`` times in a row (0 disables that part).
 
     It needs results: ``record_result(..., ok=False)`` marks an error, identified by the
-    tool and the error text with numbers, ids and timestamps masked. Any result that is not
-    an error (``ok`` true or unknown) ends the run of errors. For a tool in ``batch_tools``
+    tool and the error text with numbers, ids, timestamps and durations masked. Any result
+    that is not an error (``ok`` true or unknown) ends the run of errors. For a tool in ``batch_tools``
     (one call per item) the run counts identical calls only: items failing alike add up to
     nothing.
     """

@@ -2,8 +2,8 @@
 
 Honest work repeats calls too: a test re-run after each edit, a search after new findings.
 What tells a loop apart is that nothing new came back between the repeats. This breaker
-counts, per call and outcome (the result, or for a failure the error with numbers, ids and
-timestamps masked), how many times that pair came back *with no new outcome in between*,
+counts, per call and outcome (the result, or for a failure the error with numbers, ids,
+timestamps and durations masked), how many times that pair came back *with no new outcome in between*,
 new meaning one the agent has not seen among its last ``window`` results. A thinking or
 no-op step, or a trivial variant of the call that fails the same way, brings nothing new,
 so it does not reset the count; a new result anywhere does.
