@@ -146,3 +146,27 @@ def test_a_batch_tools_items_failing_alike_add_up_to_nothing() -> None:
     state = state_after(breaker, [(call(n, "fetch"), failure(5)) for n in range(6)])
     state.calls += 1
     assert breaker.check(state, call(99, "fetch")) is None
+
+
+def near_call(n: int, near: int) -> CallKey:
+    """Call ``n`` whose near-duplicate key is ``near`` (equal for calls that differ in numbers only)."""
+    key = call(n)
+    key.near_of = lambda _: near
+    return key
+
+
+def test_calls_sharing_a_near_key_add_up_their_identical_failures() -> None:
+    breaker = StallBreaker(limit=8, error_limit=4)
+    steps = [(near_call(n, 500), failure(5)) for n in range(1, 5)]
+    assert breaker.check(state_after(breaker, steps[:3]), near_call(6, 500)) is None
+    denial = breaker.check(state_after(breaker, steps), near_call(6, 500))
+    assert denial is not None
+    assert (denial.count, denial.limit, denial.rule) == (4, 4, "stall.similar_error_limit")
+    assert breaker.check(state_after(breaker, steps), near_call(6, 501)) is not None  # the refusal after it
+
+
+def test_near_keys_count_by_the_whole_error_so_errors_naming_their_item_stay_apart() -> None:
+    """ToolResult.error masks numbers ("order # not found"); the digest keeps them."""
+    breaker = StallBreaker(limit=8, error_limit=4)
+    steps = [(near_call(n, 500), ToolResult(digest=n, ok=False, error=5)) for n in range(1, 5)]
+    assert breaker.check(state_after(breaker, steps), near_call(6, 500)) is None

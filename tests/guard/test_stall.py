@@ -118,8 +118,8 @@ def test_a_tool_failing_the_same_way_whatever_its_arguments_is_denied(make_guard
 
 def test_a_new_result_between_failures_of_a_tool_starts_its_count_again(make_guard: GuardFactory) -> None:
     guard = make_guard({"stall": {"tool_error_limit": 5}})
-    for n in range(8):
-        args = {"class_name": "Capability", "file_name": f"tests/app{n}/models.py"}
+    for n, app in enumerate(APPS[:8]):  # names without numbers: each call its own near key
+        args = {"class_name": "Capability", "file_name": f"tests/{app}/models.py"}
         assert run(guard, "search_class_in_file", args, LOOKUP_ERROR, ok=False)
         if n % 4 == 3:
             assert run(guard, "search_code", {"code_str": f"Cap{n}"}, f"Found {n} snippets in file{n}.py")
@@ -129,3 +129,46 @@ def test_a_batch_tool_counts_its_identical_calls_only(make_guard: GuardFactory) 
     guard = make_guard({"tools": {"fetch": {"batch": True}}, "stall": {"tool_error_limit": 5}})
     for n in range(8):
         assert run(guard, "fetch", {"id": f"item-{n}"}, "not available", ok=False)
+
+
+RANGES = ("264:265", "263:265", "264:266", "265:265")
+
+
+def test_calls_equal_but_for_their_numbers_failing_identically_are_denied(make_guard: GuardFactory) -> None:
+    """The same edit sent at one line range after another, each rejected with the same text."""
+    guard = make_guard()
+    for lines in RANGES:
+        edit = {"command": f"edit {lines}\n    with open(filename, mode=mode) as f:"}
+        assert run(guard, "edit", edit, "E999 IndentationError: unexpected indent", ok=False)
+    decision = guard.check("edit", {"command": "edit 262:265\n    with open(filename, mode=mode) as f:"}, "a")
+    assert (decision.allowed, decision.kind, decision.count, decision.limit) == (False, "stall", 4, 4)
+    assert decision.rule == "stall.similar_error_limit"
+    assert "stall error_limit 4" in (decision.message or "") and "262" not in (decision.message or "")
+
+
+def test_a_fresh_request_id_in_every_call_does_not_hide_a_repeated_failure(make_guard: GuardFactory) -> None:
+    """The first search is new, so the count starts after it: the 5th failure is the 4th with
+    nothing new in between, and the agent's next call, then the same change, are refused."""
+    guard = make_guard()
+    for n in range(5):
+        args = {
+            "flight": "HAT170",
+            "date": "2024-05-22",
+            "request_id": f"{n:08x}-0b7d-4c1e-9a55-3e2f6d8b7c01",
+        }
+        assert run(guard, "update_flight", args, "Error: flight not available", ok=False)
+        if n < 4:
+            assert run(guard, "search_flights", {"date": "2024-05-22"}, "HAT170 (full), HAT022 (full)")
+    search = guard.check("search_flights", {"date": "2024-05-22"}, "a")
+    assert (search.allowed, search.rule) == (False, "stall.after_error_limit")
+    args = {"flight": "HAT170", "date": "2024-05-22", "request_id": "5e4d3c2b-1a09-4f8e-8d7c-6b5a49382716"}
+    decision = guard.check("update_flight", args, "a")
+    assert (decision.allowed, decision.rule, decision.count) == (False, "stall.similar_error_limit", 4)
+
+
+def test_failures_that_name_their_item_stay_apart(make_guard: GuardFactory) -> None:
+    """Looking up one order after another is not a repeat: each answer is about its own item."""
+    guard = make_guard()
+    for order in range(1001, 1011):
+        assert run(guard, "get_order", {"order_id": order}, f"Error: order {order} not found", ok=False)
+    assert run(guard, "list_orders", {}, "1011, 1012")

@@ -8,6 +8,12 @@ new meaning one the agent has not seen among its last ``window`` results. A thin
 no-op step, or a trivial variant of the call that fails the same way, brings nothing new,
 so it does not reset the count; a new result anywhere does.
 
+Calls equal but for ids, numbers and timestamps (the same near-duplicate key) that fail with
+the identical error, numbers kept, are the same failure too: a fresh ``request_id`` in every
+call, or the same edit sent at line 120, then 121, rejected alike. Those count per near key
+against ``error_limit`` (when near-duplicate keys are computed: ``near_duplicate`` on). Errors
+that name their item ("order 1001 not found", "order 1002 not found") stay apart.
+
 The result that completes such a streak also refuses the agent's next call, whatever it is:
 an agent that got the same outcome ``limit`` times is stuck, and its next move is most often
 a trivial variant or a no-op that would let it go round once more (the published rule of
@@ -71,9 +77,13 @@ class StallState:
     recent call and, per recent call and outcome, its count and the ``novel`` of its last
     occurrence; and the latest result's count, with the agent's calls made and denied in a
     row when it came (its next call is the one it refuses); and the same, per tool, for its
-    failures. Each table keeps what its last ``window`` updates wrote."""
+    failures, and per near key (made at its first failure with one). Each table keeps what its
+    last ``window`` updates wrote."""
 
-    __slots__ = ("last", "latest", "novel", "pairs", "seen", "tool_last", "tool_novel", "tool_pairs")
+    __slots__ = (
+        "last", "latest", "near_last", "near_pairs", "near_top", "novel", "pairs", "seen", "tool_last", "tool_novel",
+        "tool_pairs",
+    )  # fmt: skip
 
     def __init__(self, window: int) -> None:
         self.novel = 0
@@ -82,6 +92,9 @@ class StallState:
         # The latest result's streak: (calls, denials in a row, count, failed) when it came.
         self.latest: tuple[int, int, int, bool] | None = None
         self.seen, self.last, self.pairs = RecentDigests(window), RecentDigests(window), RecentDigests(window)
+        self.near_last: RecentDigests | None = None
+        self.near_pairs: RecentDigests | None = None
+        self.near_top = (0, 0)  # (novel, the highest near count since it): below the limit, no check
 
 
 class StallBreaker:
@@ -112,6 +125,11 @@ class StallBreaker:
             "the previous call failed the same way {count} times with nothing new in between "
             "(stall error_limit {limit}), so this agent is stuck and this next call is refused too. "
             "Do not retry a variant of it: fix the cause or " + CHANGE[0].lower() + CHANGE[1:]
+        ),
+        "stall.similar_error_limit": (
+            "calls equal to this one but for ids, numbers and timestamps already failed with the identical "
+            "error {count} times with nothing new in between (stall error_limit {limit}). Changing only such "
+            "values will not help: fix the cause or " + CHANGE[0].lower() + CHANGE[1:]
         ),
         "stall.tool_error_limit": (
             "{tool} already failed the same way {count} times with nothing new in between, whatever "
@@ -149,6 +167,7 @@ class StallBreaker:
             return None
         return (
             self._repeated(mine, call)
+            or self._similar_failing(mine, call)
             or self._tool_failing(mine, call)
             or self._next_after_stall(mine, state)
         )
@@ -162,6 +181,16 @@ class StallBreaker:
         if limit and count >= limit:
             return Denial("stall", count, limit, "stall.error_limit" if failed else "stall.limit")
         return None
+
+    def _similar_failing(self, mine: StallState, call: CallKey) -> Denial | None:
+        novel, top = mine.near_top
+        if novel != mine.novel or top < self.error_limit or mine.near_last is None or mine.near_pairs is None:
+            return None
+        near = call.near
+        entry = _current(mine.near_last, mine.near_pairs, near, mine.novel) if near else None
+        if entry is None or entry & _COUNT < self.error_limit:
+            return None
+        return Denial("stall", entry & _COUNT, self.error_limit, "stall.similar_error_limit")
 
     def _tool_failing(self, mine: StallState, call: CallKey) -> Denial | None:
         if not self.tool_error_limit or mine.tool_novel != mine.novel:
@@ -200,11 +229,25 @@ class StallBreaker:
             mine.novel += 1
         mine.seen.put(outcome, 1)
         count = _counted(mine.last, mine.pairs, call.key, outcome, mine.novel, _FAILED if failed else 0)
+        if failed and self.error_limit:
+            count = max(count, self._similar_counted(mine, call, result.digest or 1))
         mine.latest = (state.calls, state.denials_in_row, count, failed)
         if failed and self.tool_error_limit:
             # By the whole error, numbers kept: "order 3 not found" and "order 4 not found" differ.
             _counted(mine.tool_last, mine.tool_pairs, self._tool_key(call), result.digest or 1, mine.novel, 0)
             mine.tool_novel = mine.novel
+
+    def _similar_counted(self, mine: StallState, call: CallKey, error: int) -> int:
+        """The failure once more for the call's near key: how many times in a row, nothing new between."""
+        near = call.near
+        if not near:
+            return 0
+        if mine.near_last is None or mine.near_pairs is None:
+            mine.near_last, mine.near_pairs = RecentDigests(self.window), RecentDigests(self.window)
+        count = _counted(mine.near_last, mine.near_pairs, near, error, mine.novel, 0)
+        novel, top = mine.near_top
+        mine.near_top = (mine.novel, max(count, top) if novel == mine.novel else count)
+        return count
 
     def allowed_repeats(self) -> int | None:
         """How many identical calls, each with the same successful result, it allows."""
@@ -245,4 +288,5 @@ _SCRIPT_RULES = {
     "after": "stall.after_limit",
     "after_error": "stall.after_error_limit",
     "tool": "stall.tool_error_limit",
+    "similar": "stall.similar_error_limit",
 }

@@ -14,10 +14,33 @@
 -- sha1, two more tables of its failures' updates:
 --   st:tl  each tool's latest error: tool, result digest (the whole error, numbers kept: 16 bytes)
 --   st:tp  per tool and error: tool, result digest, count (5 digits), st:n then (12 digits): TOOL_PAIR bytes
--- fields: st:n st:s st:l st:p st:t st:tl st:tp denials
+-- and the same two per near-duplicate key (decide.lua's ARGV[6], observe.lua's r.near), when the
+-- guard computes them (its near_duplicate is on):
+--   st:nl  each near key's latest error      st:np  per near key and error, as st:tp
+-- fields: st:n st:s st:l st:p st:t st:tl st:tp st:nl st:np denials
 -- ops: check observe
 
 local STALL_PAIR, TOOL_PAIR = 34, 33
+
+-- The count in `pairs_` of `id`'s latest error in `latest` (st:tl and st:tp, or st:nl and
+-- st:np) when nothing new came since it, else nil.
+local function failing_count(latest, pairs_, id)
+  local r = latest and find_record(latest, id, 16)
+  local q = r and find_record(pairs_ or '', string.sub(latest, r, r + 15), TOOL_PAIR)
+  if q and string.sub(pairs_, q + 21, q + 32) == string.format('%012d', tonumber(F['st:n']) or 0) then
+    return tonumber(string.sub(pairs_, q + 16, q + 20))
+  end
+end
+
+-- `entry` (an id and its error) once more: its count, with nothing new in between (stamp:
+-- st:n now), and its record for the pairs table.
+local function failing_counted(pairs_, entry, stamp)
+  local q, count = find_record(pairs_, entry, TOOL_PAIR), 1
+  if q and string.sub(pairs_, q + 21, q + 32) == stamp then
+    count = math.min(tonumber(string.sub(pairs_, q + 16, q + 20)) + 1, 65535)
+  end
+  return count, entry .. string.format('%05d', count) .. stamp
+end
 
 UNITS['stall'] = function(op, b, x)
   if op == 'check' then
@@ -33,16 +56,17 @@ UNITS['stall'] = function(op, b, x)
         if limit > 0 and count >= limit then return count, limit, failed and 'error' or '' end
       end
     end
+    -- A call equal but for ids and numbers to calls whose latest error repeated, nothing new between.
+    local near = ARGV[6]
+    if b[3] > 0 and near and F['st:nl'] then
+      if near == '' then return RESEND end  -- (st:nl: the agent has had results)
+      local count = near ~= NONE and failing_count(F['st:nl'], F['st:np'], near)
+      if count and count >= b[3] then return count, b[3], 'similar' end
+    end
     -- Any call to a tool whose latest error repeated with nothing new in between.
-    local tools = b[5] > 0 and F['st:tl']
-    local r = tools and find_record(tools, string.sub(redis.sha1hex(x.tool), 1, 8), 16)
-    if r then
-      local tool_pairs = F['st:tp'] or ''
-      local q = find_record(tool_pairs, string.sub(tools, r, r + 15), TOOL_PAIR)
-      if q and string.sub(tool_pairs, q + 21, q + 32) == string.format('%012d', tonumber(F['st:n']) or 0) then
-        local count = tonumber(string.sub(tool_pairs, q + 16, q + 20))
-        if count >= b[5] then return count, b[5], 'tool' end
-      end
+    if b[5] > 0 and F['st:tl'] then
+      local count = failing_count(F['st:tl'], F['st:tp'], string.sub(redis.sha1hex(x.tool), 1, 8))
+      if count and count >= b[5] then return count, b[5], 'tool' end
     end
     -- Any call right after the result that completed a streak (no call made or denied since).
     local t = F['st:t']
@@ -68,15 +92,18 @@ UNITS['stall'] = function(op, b, x)
     local pair = entry .. (failed and '1' or '0') .. string.format('%05d', count) .. stamp
     put('st:p', newest_first(pairs_, pair, STALL_PAIR, size))
     put('st:l', newest_first(F['st:l'] or '', entry, 16, size))
+    local result = x.result == NONE and string.rep('\0', 7) .. '\1' or x.result
+    if failed and b[3] > 0 and x.near ~= NONE then
+      local near_pairs, near_entry = F['st:np'] or '', x.near .. result
+      local near_count, record = failing_counted(near_pairs, near_entry, stamp)
+      put('st:np', newest_first(near_pairs, record, TOOL_PAIR, size))
+      put('st:nl', newest_first(F['st:nl'] or '', near_entry, 16, size))
+      count = math.max(count, near_count)
+    end
     if failed and b[5] > 0 then
-      local result = x.result == NONE and string.rep('\0', 7) .. '\1' or x.result
       local tool_pairs, tool_entry = F['st:tp'] or '', string.sub(redis.sha1hex(x.tool), 1, 8) .. result
-      local tool_count = 1
-      q = find_record(tool_pairs, tool_entry, TOOL_PAIR)
-      if q and string.sub(tool_pairs, q + 21, q + 32) == stamp then
-        tool_count = math.min(tonumber(string.sub(tool_pairs, q + 16, q + 20)) + 1, 65535)
-      end
-      put('st:tp', newest_first(tool_pairs, tool_entry .. string.format('%05d', tool_count) .. stamp, TOOL_PAIR, size))
+      local _, record = failing_counted(tool_pairs, tool_entry, stamp)
+      put('st:tp', newest_first(tool_pairs, record, TOOL_PAIR, size))
       put('st:tl', newest_first(F['st:tl'] or '', tool_entry, 16, size))
     end
     put('st:t', x.calls .. ':' .. (tonumber(F.denials) or 0) .. ':' .. (failed and '1' or '0') .. count, F['st:t'])
