@@ -157,22 +157,42 @@ def int_digest(text: str) -> int:
 
 
 def result_digest(result: Any, masks: frozenset[str] = frozenset(RESULT_MASKS)) -> int:
-    """The digest of a tool's result with ``masks`` masked (by default ids, timestamps and durations);
-    the result itself is not kept. Raises on a result that cannot be serialized."""
-    return int_digest(_masked_result(_result_text(result), masks))
+    """The digest of a tool's result with ``masks`` masked (by default ids, timestamps and
+    durations, these in its last 512 characters); the result itself is not
+    kept. Raises on a result that cannot be serialized."""
+    text = _masked_result(_result_text(result), masks - _DURATIONS)
+    return int_digest(_durations_masked(text) if "durations" in masks else text)
 
 
 def result_digests(result: Any, error: bool) -> tuple[int, int]:
     """The result's digest and, for an error, its error digest (numbers masked too), from
     one masking pass over the text: ``(digest, 0)`` when not an error."""
-    text = _masked_result(_result_text(result), _RESULT_MASKS)
+    text = _durations_masked(_masked_result(_result_text(result), _RESULT_MASKS))
     if not error:
         return int_digest(text), 0
     return int_digest(text), int_digest(_masked_result(text, _NUMBER_MASK))
 
 
-_RESULT_MASKS = frozenset(RESULT_MASKS)
+# Where a tool says how long the call took ("3 failed in 0.42s", "(took 0.42s)", `time`'s
+# "real 0m0.523s"): a result's durations are masked there only, at a cost that does not
+# grow with the result (a scan of 4 KiB for them costs a sixth of the result's digest).
+_DURATION_TAIL = 512
+_DURATIONS = frozenset({"durations"})
+_RESULT_MASKS = frozenset(RESULT_MASKS) - _DURATIONS
 _NUMBER_MASK = frozenset({"numbers"})
+_DURATION_PATTERN = _combined(_DURATIONS)
+
+
+def _durations_masked(text: str) -> str:
+    """``text`` with the durations in its last 512 characters masked (what ``mask_text``
+    with ``durations`` writes there, its quick test inlined: this runs once per result)."""
+    tail = text[-_DURATION_TAIL:] if len(text) > _DURATION_TAIL else text
+    if tail.isascii():
+        units = tail.encode().translate(_UNITS, b" ").decode()
+        if "\x01s" not in units and "\x01\x02s" not in units:
+            return text
+    masked = _DURATION_PATTERN.sub("#", tail)
+    return masked if tail is text else text[: -len(tail)] + masked
 
 
 def _result_text(result: Any) -> str:

@@ -7,7 +7,16 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loopfuse._volatile import _NUMBER, _SHAPES, ERROR_MASKS, MASKS, RESULT_MASKS, mask_text
+from loopfuse._volatile import (
+    _NUMBER,
+    _SHAPES,
+    ERROR_MASKS,
+    MASKS,
+    RESULT_MASKS,
+    _durations_masked,
+    mask_text,
+    result_digest,
+)
 
 # Characters the shapes are made of, so random texts often hold uuids, dates and hex ids.
 ALPHABET = "0123456789abcdefxyzmnsuABCDEF-:._ T+Z=#\0\n\u0663\u00b5"
@@ -43,6 +52,12 @@ def test_the_quick_paths_mask_exactly_what_the_full_pattern_masks(text: str, mas
     assert mask_text(text, sorted(masks)) == full_pattern(text, masks)  # any collection of names
 
 
+@settings(max_examples=500, deadline=None)
+@given(TEXTS)
+def test_a_results_durations_are_masked_as_the_full_pattern_masks_them(text: str) -> None:
+    assert _durations_masked(text) == full_pattern(text, frozenset({"durations"}))
+
+
 def test_each_shape_is_still_masked_in_prose() -> None:
     text = "run 550e8400-e29b-41d4-a716-446655440000 at 2024-05-01T10:20:30Z, commit deadbeef42, took 3.5 s"
     assert mask_text(text, MASKS) == "run # at #, commit #, took #"
@@ -56,3 +71,16 @@ def test_a_result_keeps_its_counts_and_loses_how_long_it_took() -> None:
     assert mask_text("2 failed, 3 passed in 0.40s", RESULT_MASKS) != mask_text(first, RESULT_MASKS)
     assert mask_text("real\t0m0.523s (took 12 ms, 3 seconds)", RESULT_MASKS) == "real\t# (took #, #)"
     assert mask_text("3 steps, 4 secrets, 5 samples", RESULT_MASKS) == "3 steps, 4 secrets, 5 samples"
+
+
+def test_a_long_result_loses_the_duration_at_its_end_only() -> None:
+    """Where tools say how long a call took: the last 512 characters; a bounded cost per result."""
+    body = "\n".join(f"test_{n} ... ok" for n in range(60))
+    first, again = f"{body}\nRan 60 tests in 0.42s", f"{body}\nRan 60 tests in 0.47s"
+    assert result_digest(first) == result_digest(again)
+    assert result_digest(f"took 0.1s\n{body}") != result_digest(
+        f"took 0.2s\n{body}"
+    )  # 800 characters before the end
+    assert result_digest(f"{body}\nRan 60 tests in 0.42s\n1 failed") != result_digest(
+        f"{body}\nRan 60 tests in 0.42s"
+    )
