@@ -180,7 +180,7 @@ _DURATION_TAIL = 512
 _DURATIONS = frozenset({"durations"})
 _RESULT_MASKS = frozenset(RESULT_MASKS) - _DURATIONS
 _NUMBER_MASK = frozenset({"numbers"})
-_DURATION_PATTERN = _combined(_DURATIONS)
+_DURATION_PATTERN = _combined(_DURATIONS) or re.compile("(?!)")  # (never None: durations is a class)
 
 
 def _durations_masked(text: str) -> str:
