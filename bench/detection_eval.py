@@ -56,7 +56,7 @@ CONFIGURATIONS: dict[str, Mapping[str, Any]] = {
     "loop brake 3 (plain)": _alone("loop_brake", {"max_repeats": 3}),
     "loop brake 3, result-aware": _alone("loop_brake", {"max_repeats": 3, "result_aware": True}),
     "cycle (max_period 4, min_repeats 3)": _alone("cycle", {}),
-    "near_duplicate (limit 8/50, progress 12)": _alone("near_duplicate", {}),
+    "near_duplicate (limit 8, window 50)": _alone("near_duplicate", {}),
     "same_error (limit 10, identical_limit 4)": _alone("same_error", {}),
     "default: Guard()": {},
 }

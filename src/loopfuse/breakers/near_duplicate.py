@@ -33,14 +33,12 @@ DEFAULT_VOLATILE_KEYS = (
 
 class NearState:
     """The breaker's slice of an agent's state: its own window of near-duplicate keys and
-    their latest results, and the near key of the agent's latest calls with how many of them
-    in a row had it."""
+    their latest results."""
 
-    __slots__ = ("book", "run_key", "run_length", "window")
+    __slots__ = ("book", "window")
 
     def __init__(self, size: int) -> None:
         self.window, self.book = CountingWindow(size), ResultBook(size)
-        self.run_key = self.run_length = 0
 
 
 _SIMILAR = "a call equal to this one except for ids, timestamps and similar changing values ran "
@@ -57,13 +55,11 @@ class NearDuplicateConfig:
     volatile_keys: tuple[str, ...] = DEFAULT_VOLATILE_KEYS
     result_aware: bool = True
     only_with_results: bool = True
-    progress_limit: int = 12
     warn_at: int = 0
 
     def __post_init__(self) -> None:
         s = "near_duplicate"
         check_int(s, "warn_at", self.warn_at, 0)
-        check_int(s, "progress_limit", self.progress_limit, 0)
         for key in ("enabled", "result_aware", "only_with_results"):
             check_bool(s, key, getattr(self, key))
         check_int(s, "limit", self.limit, 1)
@@ -82,10 +78,6 @@ class NearDuplicateBreaker:
     Counting is the window breaker's, on its own window: with ``result_aware``, an entry
     counts only if it returned the same result as the key's latest reported one. With
     ``only_with_results``, entries without a reported result do not count at all.
-
-    ``progress_limit`` denies a call whose near key the agent's last ``progress_limit`` calls
-    all had, new results or not: a file viewed 10 lines further back, step after step (the
-    window's ``progress_limit`` does the same for identical calls).
     """
 
     kind: Kind = "near_duplicate"
@@ -97,10 +89,6 @@ class NearDuplicateBreaker:
             _SIMILAR
             + "{count} times among the last {near_window} calls (near_duplicate limit {limit}). "
             + CHANGE
-        ),
-        "near_duplicate.progress_limit": (
-            "calls equal to this one except for ids, numbers and similar changing values ran {count} times "
-            "in a row (near_duplicate progress_limit {limit}), new results or not. " + CHANGE
         ),
         "tools.near_duplicate_limit": (
             _SIMILAR + "{count} times among the last {near_window} calls (near_duplicate_limit {limit} for "
@@ -116,10 +104,8 @@ class NearDuplicateBreaker:
         result_aware: bool = True,
         only_with_results: bool = False,
         tool_limits: Mapping[str, int] | None = None,
-        progress_limit: int = 0,
     ) -> None:
         self.limit = limit
-        self.progress_limit = progress_limit
         self.window = window
         self.result_aware = result_aware
         self.only_with_results = only_with_results
@@ -132,7 +118,7 @@ class NearDuplicateBreaker:
             return None
         limits = {t: r.near_duplicate_limit for t, r in config.tools.items() if r.near_duplicate_limit}
         flags = {"result_aware": nd.result_aware, "only_with_results": nd.only_with_results}
-        return cls(nd.limit, nd.window, tool_limits=limits, progress_limit=nd.progress_limit, **flags)
+        return cls(nd.limit, nd.window, tool_limits=limits, **flags)
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
         mine = state.units.get("near_duplicate") if state.units else None
@@ -141,10 +127,6 @@ class NearDuplicateBreaker:
         near = call.near  # read once: a property, computed on first use
         if not near:
             return None
-        if self.progress_limit and near == mine.run_key and mine.run_length >= self.progress_limit:
-            return Denial(
-                "near_duplicate", mine.run_length, self.progress_limit, "near_duplicate.progress_limit"
-            )
         count = 0 if self.only_with_results else mine.window.count(near)
         last = mine.book.last.get(near) if self.result_aware else None
         if last is not None:
@@ -160,14 +142,9 @@ class NearDuplicateBreaker:
         if self.only_with_results and not state.results.reporting:
             return  # nothing could count yet: skip the masking until results arrive
         near = call.near
-        if not near:  # a call without a near key ends the run
-            mine = state.units.get("near_duplicate") if state.units else None
-            if mine is not None:
-                mine.run_key = mine.run_length = 0
+        if not near:
             return
         mine = state.unit("near_duplicate", lambda: NearState(self.window))
-        mine.run_length = mine.run_length + 1 if near == mine.run_key else 1
-        mine.run_key = near
         mine.window.push(near)
         if self.result_aware or self.only_with_results:
             mine.book.pushed(near, mine.window.pushed - 1)
@@ -196,10 +173,10 @@ class NearDuplicateBreaker:
 
     def warned(self, warn_at: int) -> NearDuplicateBreaker:
         """This breaker with its limits at most ``warn_at``: where it denies, the guard warns."""
-        return lowered(self, ("limit", "progress_limit"), warn_at)
+        return lowered(self, ("limit",), warn_at)
 
     def lua_settings(self) -> tuple[int, ...]:
-        return (self.window, int(self.result_aware), int(self.only_with_results), self.progress_limit)
+        return (self.window, int(self.result_aware), int(self.only_with_results))
 
     def script_rule(self, code: str, tool: str) -> str:
-        return "near_duplicate.progress_limit" if code == "progress" else self.rule(tool)
+        return self.rule(tool)

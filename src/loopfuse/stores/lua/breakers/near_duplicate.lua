@@ -1,6 +1,6 @@
 -- loopfuse: near_duplicate (breakers/near_duplicate.py), run by decide.lua and observe.lua.
 --
--- Settings: {'near_duplicate', window, result_aware, only_with_results, progress_limit}; a check sends the call's
+-- Settings: {'near_duplicate', window, result_aware, only_with_results}; a check sends the call's
 -- near-duplicate key and the limit for its tool (decide.lua ARGV[6], ARGV[7]).
 -- Its state, in the agent's hash (KEYS[1]):
 --   nw  its own window: a ring of `window` 8-byte near keys, or pair keys of a near key and its
@@ -8,8 +8,7 @@
 --   np  how many near keys were pushed     npend  the pushed entries awaiting their result
 --   nl  the latest result of each near key among the last `window` results: records of the
 --       near key and the pair key of it and its result, the newest first (as lr, observe.lua)
---   nr  the near key of the latest calls recorded and how many in a row had it (8 bytes, digits)
--- fields: nw np npend nl nr
+-- fields: nw np npend nl
 -- ops: check record observe
 
 UNITS['near_duplicate'] = function(op, b, x)
@@ -20,11 +19,6 @@ UNITS['near_duplicate'] = function(op, b, x)
       return nil
     end
     if pushed == 0 or near == NONE then return nil end
-    local run = F.nr
-    if b[5] > 0 and run and string.sub(run, 1, 8) == near then
-      local length = tonumber(string.sub(run, 9))
-      if length >= b[5] then return length, b[5], 'progress' end
-    end
     local ring = F.nw or ''
     local n = b[4] == 1 and 0 or count_in(ring, near)
     if b[3] == 1 and F.nl then  -- entries that returned the key's latest result
@@ -35,13 +29,7 @@ UNITS['near_duplicate'] = function(op, b, x)
     if b.warn then limit = math.min(limit, b.warn) end
     if n >= limit then return n, limit end
   elseif op == 'record' then
-    if near == '' or (b[4] == 1 and x.puts == 0) then return end
-    local run = F.nr or ''
-    if near == NONE then  -- a call without a near key ends the run
-      put('nr', '', run)
-      return
-    end
-    put('nr', near .. (string.sub(run, 1, 8) == near and tonumber(string.sub(run, 9)) + 1 or 1))
+    if near == '' or near == NONE or (b[4] == 1 and x.puts == 0) then return end
     local ring, full = F.nw or '', b[2] * 8
     if #ring > full then ring = string.sub(ring, 1, full) end  -- the window was made shorter
     if #ring < full then
