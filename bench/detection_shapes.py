@@ -1,0 +1,153 @@
+"""The loop shapes the detection issue saw on agents outside our corpora, built as runs.
+
+    PYTHONPATH=src python bench/detection_shapes.py
+
+The issue describes loops the defaults missed on recorded runs we do not have (other
+SWE-agent versions, OpenHands, tool-calling customer-service agents). Each shape here is
+one run written from that description, with results as those tools print them. It prints,
+per shape, where the default guard and each anchor rule first deny (the call's number,
+from 1), against the call the loop starts at. Figures, not a score: the shapes are ours.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from loopfuse import Guard
+from loopfuse.analysis.evaluation import anchors, guard_detector
+from loopfuse.analysis.transcripts.model import ToolCall
+
+Step = tuple[str, dict[str, object], str, bool | None]
+LINT = (
+    "Your proposed edit has introduced new syntax error(s). Please understand the fixes and retry "
+    "your edit command.\n\nERRORS:\n- E999 IndentationError: unexpected indent\n\nThis is how your "
+    "edit would have looked if applied\n"
+)
+BODIES = (
+    "        if value is None:\n        return default",
+    "    if value is None:\n            return default",
+)
+SEARCH = json.dumps(
+    [{"flight": "HAT170", "status": "available"}, {"flight": "HAT022", "status": "available"}]
+)
+
+
+def edit(lines: str, body: str) -> dict[str, object]:
+    return {"command": f"edit {lines}\n{body}\nend_of_edit"}
+
+
+def rejected(lines: str, body: str, *, echo: bool = True) -> Step:
+    """An edit rejected by the linter, its error echoing the edit as SWE-agent's does (or not)."""
+    numbered = "\n".join(f"{120 + n}:{line}" for n, line in enumerate(body.split("\n")))
+    return ("edit", edit(lines, body), LINT + numbered if echo else LINT, False)
+
+
+def identical_then_variant() -> tuple[list[Step], int]:
+    steps = [rejected("120:121", BODIES[0]) for _ in range(4)]
+    return [
+        *steps,
+        rejected("120:122", BODIES[0]),
+        ("edit", edit("120:121", "    pass"), "File updated.", None),
+    ], 1
+
+
+def alternating(times: int, *, echo: bool = True) -> tuple[list[Step], int]:
+    steps = [rejected("120:121", BODIES[n % 2], echo=echo) for n in range(times)]
+    return [*steps, ("submit", {}, "diff --git a/mod.py b/mod.py", None)], 1
+
+
+def flight_change(error: Callable[[str], str]) -> tuple[list[Step], int]:
+    """The same change submitted 5 times in two variants, each refused, a search between."""
+    steps: list[Step] = [
+        ("get_reservation_details", {"reservation_id": "ZFA04Y"}, '{"flights": ["HAT036"]}', None)
+    ]
+    for n in range(5):
+        flight = ("HAT170", "HAT022")[n % 2]
+        args: dict[str, object] = {
+            "reservation_id": "ZFA04Y",
+            "flights": [{"flight_number": flight, "date": "2024-05-22"}],
+        }
+        steps.append(("update_reservation_flights", args, error(flight), False))
+        steps.append(("search_direct_flight", {"origin": "JFK", "destination": "SEA"}, SEARCH, None))
+    return steps, 2
+
+
+def str_replace_variants() -> tuple[list[Step], int]:
+    olds = (
+        "    return self._value",
+        "        return self._value",
+        "return self._value",
+        "\treturn self._value",
+    )
+    steps: list[Step] = []
+    for old in olds * 2:
+        args: dict[str, object] = {
+            "command": "str_replace",
+            "path": "/repo/mod.py",
+            "old_str": old,
+            "new_str": "    return self.value",
+        }
+        error = f"No replacement was performed, old_str `{old}` did not appear verbatim in /repo/mod.py."
+        steps.append(("str_replace_editor", args, error, False))
+    return steps, 1
+
+
+def view_back(times: int) -> tuple[list[Step], int]:
+    steps: list[Step] = []
+    for n in range(times):
+        first = 600 - 10 * n
+        args: dict[str, object] = {
+            "command": "view",
+            "path": "/repo/mod.py",
+            "view_range": [first, first + 10],
+        }
+        steps.append(
+            ("str_replace_editor", args, "\n".join(f"{k}\tcode {k}" for k in range(first, first + 11)), None)
+        )
+    return steps, 4
+
+
+SHAPES: dict[str, tuple[list[Step], int]] = {
+    "4 identical rejections, a line-range variant, recovery": identical_then_variant(),
+    "5 rejected edits alternating two bodies": alternating(5),
+    "7 rejected edits alternating two bodies": alternating(7),
+    "5 alternating, a terse error": alternating(5, echo=False),
+    "flight change x5, 'not available', searches between": flight_change(
+        lambda _: "Error: flight not available"
+    ),
+    "the same, the error naming the flight": flight_change(lambda f: f"Error: flight {f} not available"),
+    "str_replace on one line, 8 whitespace variants": str_replace_variants(),
+    "a file viewed 10 lines further back, 47 times": view_back(47),
+}
+
+
+def calls(steps: list[Step]) -> list[ToolCall]:
+    return [
+        ToolCall("shape", "agent", n, tool, args, None, out, ok)
+        for n, (tool, args, out, ok) in enumerate(steps)
+    ]
+
+
+def shown(first: int | None, start: int) -> str:
+    if first is None:
+        return "-"
+    return f"{first + 1}" + ("" if first + 1 >= start else " early")
+
+
+def main() -> None:
+    detectors = [
+        ("default", guard_detector(Guard)),
+        *((name.split(":")[0], rule) for name, rule in anchors()),
+    ]
+    print(f"{'shape':56} {'calls':>5} {'loop':>4}  " + "  ".join(f"{name:>10}" for name, _ in detectors))
+    for name, (steps, start) in SHAPES.items():
+        row = [shown(detect(calls(steps)), start) for _, detect in detectors]
+        print(f"{name:56} {len(steps):5} {start:4}  " + "  ".join(f"{cell:>10}" for cell in row))
+    print(
+        "(each cell: the call a rule first denies, counted from 1; '-': never; loop: the call the loop starts at)"
+    )
+
+
+if __name__ == "__main__":
+    main()
