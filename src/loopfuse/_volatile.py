@@ -131,11 +131,15 @@ def _may_hold_shape(raw: bytes, plan: _Plan) -> bool:
         hexed = raw.translate(_HEX).decode()
         if "xxxxxxxx" in hexed or "xx:xx:xx" in hexed or "xxxx-xx-xx" in hexed:
             return True
-    if plan.durations:
-        units = raw.translate(_UNITS, b" ").decode()
-        if "\x01s" in units or "\x01\x02s" in units:
-            return True
+    if plan.durations and _may_hold_duration(raw):
+        return True
     return plan.cursors and _CURSOR_RUN in raw.translate(_WORD).decode()
+
+
+def _may_hold_duration(raw: bytes) -> bool:
+    """Whether ASCII ``raw`` has a digit followed by a unit's "s" (a space or m, n, u between)."""
+    units = raw.translate(_UNITS, b" ").decode()
+    return "\x01s" in units or "\x01\x02s" in units
 
 
 @functools.cache
@@ -185,12 +189,10 @@ _DURATION_PATTERN = _combined(_DURATIONS) or re.compile("(?!)")  # (never None: 
 
 def _durations_masked(text: str) -> str:
     """``text`` with the durations in its last 512 characters masked (what ``mask_text``
-    with ``durations`` writes there, its quick test inlined: this runs once per result)."""
+    with ``durations`` writes there, without its plan: this runs once per result)."""
     tail = text[-_DURATION_TAIL:] if len(text) > _DURATION_TAIL else text
-    if tail.isascii():
-        units = tail.encode().translate(_UNITS, b" ").decode()
-        if "\x01s" not in units and "\x01\x02s" not in units:
-            return text
+    if tail.isascii() and not _may_hold_duration(tail.encode()):
+        return text
     masked = _DURATION_PATTERN.sub("#", tail)
     return masked if tail is text else text[: -len(tail)] + masked
 

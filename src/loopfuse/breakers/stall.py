@@ -81,8 +81,7 @@ class StallState:
     last ``window`` updates wrote."""
 
     __slots__ = (
-        "last", "latest", "near_last", "near_pairs", "near_top", "novel", "pairs", "seen", "tool_last", "tool_novel",
-        "tool_pairs",
+        "last", "latest", "near", "near_top", "novel", "pairs", "seen", "tool_last", "tool_novel", "tool_pairs",
     )  # fmt: skip
 
     def __init__(self, window: int) -> None:
@@ -92,8 +91,7 @@ class StallState:
         # The latest result's streak: (calls, denials in a row, count, failed) when it came.
         self.latest: tuple[int, int, int, bool] | None = None
         self.seen, self.last, self.pairs = RecentDigests(window), RecentDigests(window), RecentDigests(window)
-        self.near_last: RecentDigests | None = None
-        self.near_pairs: RecentDigests | None = None
+        self.near: tuple[RecentDigests, RecentDigests] | None = None  # latest errors, pairs
         self.near_top = (0, 0)  # (novel, the highest near count since it): below the limit, no check
 
 
@@ -184,21 +182,18 @@ class StallBreaker:
 
     def _similar_failing(self, mine: StallState, call: CallKey) -> Denial | None:
         novel, top = mine.near_top
-        if novel != mine.novel or top < self.error_limit or mine.near_last is None or mine.near_pairs is None:
-            return None
+        if novel != mine.novel or top < self.error_limit or mine.near is None:
+            return None  # no near key's count reached the limit since the latest new outcome
         near = call.near
-        entry = _current(mine.near_last, mine.near_pairs, near, mine.novel) if near else None
-        if entry is None or entry & _COUNT < self.error_limit:
-            return None
-        return Denial("stall", entry & _COUNT, self.error_limit, "stall.similar_error_limit")
+        count = _reached(*mine.near, near, mine.novel, self.error_limit) if near else None
+        return Denial("stall", count, self.error_limit, "stall.similar_error_limit") if count else None
 
     def _tool_failing(self, mine: StallState, call: CallKey) -> Denial | None:
         if not self.tool_error_limit or mine.tool_novel != mine.novel:
             return None  # no failure since the latest new outcome: every tool's count is stale
-        entry = _current(mine.tool_last, mine.tool_pairs, self._tool_key(call), mine.novel)
-        if entry is None or entry & _COUNT < self.tool_error_limit:
-            return None
-        return Denial("stall", entry & _COUNT, self.tool_error_limit, "stall.tool_error_limit")
+        tool = self._tool_key(call)
+        count = _reached(mine.tool_last, mine.tool_pairs, tool, mine.novel, self.tool_error_limit)
+        return Denial("stall", count, self.tool_error_limit, "stall.tool_error_limit") if count else None
 
     def _tool_key(self, call: CallKey) -> int:
         """What a tool's failures are counted by: the tool, or for a batch tool the identical call."""
@@ -242,9 +237,9 @@ class StallBreaker:
         near = call.near
         if not near:
             return 0
-        if mine.near_last is None or mine.near_pairs is None:
-            mine.near_last, mine.near_pairs = RecentDigests(self.window), RecentDigests(self.window)
-        count = _counted(mine.near_last, mine.near_pairs, near, error, mine.novel, 0)
+        if mine.near is None:
+            mine.near = RecentDigests(self.window), RecentDigests(self.window)
+        count = _counted(*mine.near, near, error, mine.novel, 0)
         novel, top = mine.near_top
         mine.near_top = (mine.novel, max(count, top) if novel == mine.novel else count)
         return count
@@ -269,6 +264,12 @@ def _current(last: RecentDigests, pairs: RecentDigests, key: int, novel: int) ->
     outcome = last.get(key)
     entry = pairs.get(pair_key(key, outcome)) if outcome is not None else None
     return entry if entry is not None and entry >> 17 == novel else None
+
+
+def _reached(last: RecentDigests, pairs: RecentDigests, key: int, novel: int, limit: int) -> int | None:
+    """The count of ``key``'s latest outcome, nothing new since it, when it is at ``limit`` or more."""
+    entry = _current(last, pairs, key, novel)
+    return entry & _COUNT if entry is not None and entry & _COUNT >= limit else None
 
 
 def _counted(
