@@ -98,7 +98,7 @@ def _digest(tool: str, args: Any) -> tuple[bytes, str | bytes]:
     raw = _FAST(args) if _FAST is not None else None
     if raw is None:
         text = _ENCODE(args)
-        return _sha256(tool, text), text
+        return hashlib.sha256((tool + "\n" + text).encode("utf-8", "surrogatepass")).digest(), text  # _sha256
     head = _HEADS.get(tool)
     if head is None:
         head = (tool + "\n").encode("utf-8", "surrogatepass")

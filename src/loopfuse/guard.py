@@ -326,7 +326,11 @@ class Guard(InvalidTurns, ResultReporting):
         denial = outcome.denial
         if denial is None:
             self._stats.allowed()
-            decision = self._allowed(tool) if outcome.warning is None else self._warned(tool, outcome.warning)
+            if outcome.warning is not None:
+                decision = self._warned(tool, outcome.warning)
+            else:  # _allowed, its cache read here: a call on every allowed check
+                cached = self._allow_cache.get(tool)
+                decision = self._allowed(tool) if cached is None else cached
             if self._awaited.active:
                 self._awaited.keep(args, call)
         else:

@@ -83,6 +83,25 @@ def test_a_custom_breaker_runs_after_the_configured_ones_in_process() -> None:
     assert guard.check("search", {"q": "a"}, agent="other").allowed
 
 
+class AfterFailures(Budget):
+    """A custom breaker that only judges agents once they report results: it counts every
+    check it is asked, so a test can see when the store consults it."""
+
+    awaits_results = True
+
+    def check(self, state: AgentState, call: CallKey) -> Denial | None:
+        asked = state.unit("asked", lambda: [0])
+        asked[0] += 1
+        return Denial("cap", asked[0], 0) if asked[0] >= self.limit else None
+
+
+def test_a_breaker_that_awaits_results_is_not_asked_before_the_first() -> None:
+    guard = Guard(breakers=[AfterFailures("search", 2)])
+    assert all(guard.check("search", {"q": q}).allowed for q in "abcdef")
+    guard.record_result("search", {"q": "f"}, "nothing")
+    assert [guard.check("search", {"q": q}).allowed for q in "gh"] == [True, False]
+
+
 def test_the_redis_store_refuses_a_breaker_it_cannot_run() -> None:
     extra: Any = Budget("search", 2)
     with pytest.raises(ConfigError, match="cannot evaluate the breaker"):

@@ -6,7 +6,9 @@ changing anything, ``record(state, call)`` once the guard has allowed the call,
 ``observe(state, call, result)`` when the host reports what an allowed call returned
 (``Guard.record_result``). The guard evaluates them in order; the first denial wins
 and then no breaker records the call. A breaker whose ``record`` does nothing says so
-with ``records = False``, and the in-process store skips it on every allowed call.
+with ``records = False``, and the in-process store skips it on every allowed call. A
+breaker that can neither deny nor record anything until the agent's first reported result
+says so with ``awaits_results = True``, and the store skips it for agents without one.
 """
 
 from __future__ import annotations

@@ -78,6 +78,11 @@ class CycleBreaker:
         self.result_aware = result_aware
         self.only_with_results = only_with_results
 
+    @property
+    def awaits_results(self) -> bool:
+        """With ``only_with_results`` nothing happens before the agent's first result."""
+        return self.only_with_results
+
     @classmethod
     def from_config(cls, config: GuardConfig) -> CycleBreaker | None:
         cy = config.cycle

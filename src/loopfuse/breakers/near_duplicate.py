@@ -111,6 +111,11 @@ class NearDuplicateBreaker:
         self.only_with_results = only_with_results
         self.tool_limits = dict(tool_limits or {})
 
+    @property
+    def awaits_results(self) -> bool:
+        """With ``only_with_results`` nothing happens before the agent's first result."""
+        return self.only_with_results
+
     @classmethod
     def from_config(cls, config: GuardConfig) -> NearDuplicateBreaker | None:
         nd = config.near_duplicate

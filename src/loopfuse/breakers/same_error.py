@@ -63,6 +63,7 @@ class SameErrorBreaker:
     config_type: ClassVar[type | None] = SameErrorConfig
     lua: ClassVar[str] = "fragment"  # stores/lua/breakers/same_error.lua
     records = False  # record() does nothing: the store skips it
+    awaits_results = True  # its state starts with the first result
     MESSAGES: ClassVar[dict[str, str]] = {
         "same_error.limit": (
             "{tool} failed with the same error {count} times in a row (same_error limit {limit}). "

@@ -104,6 +104,7 @@ class StallBreaker:
     config_type: ClassVar[type | None] = StallConfig
     lua: ClassVar[str] = "fragment"  # stores/lua/breakers/stall.lua
     records = False  # only results move it
+    awaits_results = True  # its state starts with the first result
     MESSAGES: ClassVar[dict[str, str]] = {
         "stall.limit": (
             "the identical call already returned the same result {count} times with nothing new "

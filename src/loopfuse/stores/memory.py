@@ -52,14 +52,14 @@ class AgentRegistry:
         """The agent's state, created on first use; None for an identity it cannot key
         (unhashable and not weakly referenceable, or its ``__hash__``/``__eq__`` raises)."""
         if type(agent) is str:  # the common case first: no try needed, a str hashes safely
-            return self._get_named(agent)
+            return self.named(agent)
         try:
             if isinstance(agent, str):
-                return self._get_named(agent)
+                return self.named(agent)
             try:
                 return self._get_object(agent)
             except TypeError:
-                return self._get_named(agent)
+                return self.named(agent)
         except Exception:  # the caller's object misbehaves: fail open
             return None
 
@@ -70,7 +70,8 @@ class AgentRegistry:
         with contextlib.suppress(Exception):
             self._named.pop(agent, None)
 
-    def _get_named(self, agent: Hashable) -> AgentState:
+    def named(self, agent: Hashable) -> AgentState:
+        """The state of an agent named by a hashable value (``get`` for any identity)."""
         now = self._clock()
         named = self._named
         state = named.get(agent)
@@ -122,6 +123,9 @@ class MemoryStore:
         self._breakers = breakers
         self._warners = warners
         self._recorders = tuple(b for b in breakers if getattr(b, "records", True))
+        # For agents that have reported no result yet: the breakers that can act before one.
+        self._plain = tuple(b for b in breakers if not getattr(b, "awaits_results", False))
+        self._plain_recorders = tuple(b for b in self._recorders if b in self._plain)
         self._abort_after = abort_after
         self._agents = AgentRegistry(window, max_agents, idle_seconds, clock)
         self._lock = threading.Lock()
@@ -129,10 +133,12 @@ class MemoryStore:
     def decide(self, agent: Any, call: CallKey) -> Outcome | None:
         """The breakers' verdict on ``call``; None when ``agent`` cannot be keyed."""
         with self._lock:
-            state = self._agents.get(agent)
+            agents = self._agents  # a str names most agents: its path without the dispatch
+            state = agents.named(agent) if type(agent) is str else agents.get(agent)
             if state is None:
                 return None
-            for breaker in self._breakers:
+            reporting = state.results.reporting
+            for breaker in self._breakers if reporting else self._plain:
                 denial = breaker.check(state, call)
                 if denial is not None:
                     breaker.refused(state, call)
@@ -141,7 +147,7 @@ class MemoryStore:
             warning = self._warning(state, call) if self._warners else None
             state.calls += 1
             state.denials_in_row = 0
-            for breaker in self._recorders:
+            for breaker in self._recorders if reporting else self._plain_recorders:
                 breaker.record(state, call)
             state.results.allowed(call.key, state.window.pushed - 1)
         return ALLOWED if warning is None else Outcome(None, warning=warning)
@@ -160,7 +166,8 @@ class MemoryStore:
     def record_result(self, agent: Any, call: CallKey, result: ToolResult) -> bool:
         """Let every breaker observe what ``call`` returned; False when ``agent`` cannot be keyed."""
         with self._lock:
-            state = self._agents.get(agent)
+            agents = self._agents
+            state = agents.named(agent) if type(agent) is str else agents.get(agent)
             if state is None:
                 return False
             if state.results.arrived(call.key, state.window.pushed - 1) is None:
