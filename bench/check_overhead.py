@@ -2,7 +2,8 @@
 
 Prints median and p99 time per ``Guard.check`` for small (~100 B), 10 KB and 1 MB
 arguments beside (a) ``json.dumps(sort_keys=True)`` + ``hashlib.sha256`` of the same
-arguments; check + ``record_result`` beside check alone for results of 200 B to 4 KB; the
+arguments; check + ``record_result`` beside check alone for results of 200 B to 4 KB, and a
+reporting host's ``record_result`` beside the check before it; the
 time per check for an agent with 10 and with 100,000 prior calls beside (b) a naive guard
 that rescans the whole history; memory per agent at window 200; and 100,000 agents.
 Ratios are what to read: this machine is shared and noisy.
@@ -135,6 +136,27 @@ def bench_results(quick: bool) -> None:
 
             ours, theirs = interleaved(report, check, inputs, 10)
             row(f"{size:>5} B result, {name}", ours, theirs, "check")
+    bench_result_share(quick)
+
+
+def bench_result_share(quick: bool) -> None:
+    """The two halves of a tool call in a host that reports results, timed apart: its check
+    (every breaker asked, the near-duplicate key computed) and its ``record_result``."""
+    print("== a reporting host's tool call: record_result vs the check before it (target <= 2x)")
+    n = 600 if quick else 4000
+    for size in (200, 1_000, 4_000):
+        for name, (make, ok) in RESULT_SHAPES.items():
+            guard, clock = default_guard(), time.perf_counter_ns
+            checks, reports = [], []
+            for i in range(n):
+                args, result = {"query": f"q {i}", "page": i}, make(i, size)
+                start = clock()
+                guard.check("search", args, "agent")
+                middle = clock()
+                guard.record_result("search", args, result, "agent", ok=ok)
+                checks.append((middle - start) / 1000)
+                reports.append((clock() - middle) / 1000)
+            row(f"{size:>5} B result, {name}", summary(reports), summary(checks), "its check")
 
 
 def row(label: str, ours: tuple[float, float], theirs: tuple[float, float], name: str) -> None:
