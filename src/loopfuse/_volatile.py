@@ -94,13 +94,16 @@ def _values_masked(text: str, plan: _Plan, pattern: re.Pattern[str]) -> str:
 
 def _numbers_masked(marked: bytes) -> str:
     """What ``_NUMBER`` masking writes, from the text with each digit turned into NUL: each
-    run of digits one NUL (the empty pieces between a run's NULs dropped, the ends kept),
-    then a fraction and a leading minus sign joined to it."""
-    pieces = marked.split(b"\0")
-    runs = [pieces[0], *filter(None, pieces[1:-1]), pieces[-1]]
-    if 45 not in marked and 46 not in marked:  # no "-", no ".": each run is one number
-        return b"#".join(runs).decode()
-    body = b"\0".join(runs).replace(b"\0.\0", b"\0").replace(b"-\0", b"\0")
+    run of digits one NUL (pairs merged until none is left: a pass per doubling of the
+    longest run, faster than splitting at every digit), then a fraction and a leading minus
+    sign joined to it."""
+    while True:
+        body = marked.replace(b"\0\0", b"\0")
+        if len(body) == len(marked):
+            break
+        marked = body
+    if 45 in body or 46 in body:  # "-", ".": by the byte's value (see _may_hold_shape)
+        body = body.replace(b"\0.\0", b"\0").replace(b"-\0", b"\0")
     return body.replace(b"\0", b"#").decode()
 
 

@@ -23,7 +23,7 @@ ALPHABET = "0123456789abcdefxyzmnsuABCDEF-:._ T+Z=#\0\n\u0663\u00b5"
 PIECES = st.sampled_from(
     ["2024-05-01T10:20:30Z", "2024-05-01", "12:30:45", "deadbeef42", "0x1f2e3d4c", "550e8400-e29b-41d4-a716-446655440000",
      "abcDEF123_-ghiJKL456_-mnoPQR789", "-3.5", "1.2.3", "--7", "x-1.5-2", "page 2", "\u0663\u0664", "  ",
-     "0.42s", "12 ms", "0m0.523s", "3 seconds", "5\u00b5s", "2 secrets", "7s"]
+     "0.42s", "12 ms", "0m0.523s", "3 seconds", "5\u00b5s", "2 secrets", "7s", "31415926535897932.5"]
 )  # fmt: skip
 TEXTS = st.lists(st.one_of(st.text(ALPHABET, max_size=12), PIECES), max_size=12).map("".join)
 MASK_SETS = st.sampled_from(
