@@ -77,13 +77,9 @@ class CallIdentity:
         masks = self._masks if rule.masks is None else frozenset(rule.masks)
         volatile = self._volatile.union(rule.volatile_keys) if rule.volatile_keys else self._volatile
         text = call.text
-        if volatile and _mentions_key(text, volatile):
+        if volatile and _key_pattern(volatile).search(text) is not None:  # a volatile key is there
             text = canonical_json(_blank_keys(json.loads(text), volatile))
         return int_digest(call.tool + "\n" + mask_text(text, masks))
-
-
-def _mentions_key(text: str, keys: frozenset[str]) -> bool:
-    return _key_pattern(keys).search(text) is not None
 
 
 @functools.cache

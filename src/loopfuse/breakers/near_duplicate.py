@@ -149,7 +149,9 @@ class NearDuplicateBreaker:
         near = call.near
         if not near:
             return
-        mine = state.unit("near_duplicate", lambda: NearState(self.window))
+        mine = state.units.get("near_duplicate") if state.units else None
+        if mine is None:  # made here once, not through unit(): a call and a lambda on every check
+            mine = state.unit("near_duplicate", lambda: NearState(self.window))
         mine.window.push(near)
         if self.result_aware or self.only_with_results:
             mine.book.pushed(near, mine.window.pushed - 1)
