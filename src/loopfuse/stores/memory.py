@@ -125,7 +125,7 @@ class MemoryStore:
         self._recorders = tuple(b for b in breakers if getattr(b, "records", True))
         # For agents that have reported no result yet: the breakers that can act before one.
         self._plain = tuple(b for b in breakers if not getattr(b, "awaits_results", False))
-        self._plain_recorders = tuple(b for b in self._recorders if b in self._plain)
+        self._plain_recorders = tuple(b for b in self._plain if getattr(b, "records", True))
         self._abort_after = abort_after
         self._agents = AgentRegistry(window, max_agents, idle_seconds, clock)
         self._lock = threading.Lock()

@@ -1,0 +1,113 @@
+"""Instructions per call, counted by valgrind's callgrind (repeatable on a busy machine).
+
+    python bench/instructions.py [ROW ...]
+
+Each row runs the ``bench/peers.py`` stream under callgrind twice (500 and 1,500 calls,
+``PYTHONHASHSEED=0``) and prints the difference per call, so start-up costs drop out, with
+its ratio to the floor (``json.dumps(sort_keys=True)`` + ``sha256``) of the same run. The
+two "reporting" rows count inside one half of a tool call of a host that reports results
+only (callgrind collects inside ``map``, which runs that half). Needs valgrind; the
+agent-watchdog row needs ``pip install agent-watchdog`` and is skipped without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROWS = {
+    "floor": "floor: json.dumps(sort_keys=True) + sha256",
+    "watchdog": "agent-watchdog",
+    "check": "loopfuse check, every default breaker",
+    "check_pure": "the same without orjson",
+    "tool_call": "loopfuse check + record_result (~200 B result)",
+    "reporting_check": "a reporting host's check",
+    "reporting_result": "its record_result",
+}
+SMALL, LARGE = 500, 1_500
+
+
+def child(row: str, calls: int) -> None:
+    """The work of one row, ``calls`` times: what callgrind counts."""
+    sys.path.insert(0, str(HERE))
+    from peers import agent_watchdog, floor, result_of, stream
+
+    import loopfuse._calls
+    from loopfuse import Guard
+
+    if row in ("floor", "watchdog"):
+        peer = floor() if row == "floor" else agent_watchdog()
+        for args in stream(calls):
+            peer("search", args)
+        return
+    if row == "check_pure":
+        loopfuse._calls._FAST = None  # the standard library's encoder, as without the extra
+    guard = Guard.from_config({"circuit_breaker": {"max_calls_per_agent": 0}})
+
+    def check(args: dict[str, Any]) -> object:
+        return guard.check("search", args, "agent")
+
+    def report(args: dict[str, Any]) -> object:
+        return guard.record_result("search", args, result_of(args), "agent")
+
+    halves: dict[str, tuple[Callable[[dict[str, Any]], object], ...]] = {
+        "check": (check,),
+        "check_pure": (check,),
+        "tool_call": (check, report),
+        "reporting_check": (lambda args: list(map(check, [args])), report),
+        "reporting_result": (check, lambda args: list(map(report, [args]))),
+    }
+    for args in stream(calls):
+        for half in halves[row]:
+            half(args)
+
+
+def counted(row: str, calls: int) -> int:
+    """The instructions callgrind counts for ``row`` at ``calls`` calls."""
+    toggle = ["--toggle-collect=map_next"] if row.startswith("reporting") else []
+    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *toggle]
+    command += [sys.executable, __file__, "--child", row, str(calls)]
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    found = re.search(r"refs:\s+([\d,]+)", done.stderr)
+    if found is None:
+        raise SystemExit(f"no count from callgrind for {row}:\n{done.stderr[-2000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def per_call(row: str) -> int:
+    return (counted(row, LARGE) - counted(row, SMALL)) // (LARGE - SMALL)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("rows", nargs="*", help=f"rows to count, of {', '.join(ROWS)} (default: all)")
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.child:
+        child(options.child[0], int(options.child[1]))
+        return
+    rows = options.rows or list(ROWS)
+    unknown = set(rows) - set(ROWS)
+    if unknown:
+        parser.error(f"unknown rows: {', '.join(sorted(unknown))}")
+    if importlib.util.find_spec("agent_watchdog") is None and "watchdog" in rows:
+        rows.remove("watchdog")
+        print("agent-watchdog not installed: its row is skipped")
+    base = per_call("floor")
+    print(f"{'per call':<50} {'instructions':>12} {'/ floor':>8}")
+    for row in rows:
+        count = base if row == "floor" else per_call(row)
+        print(f"{ROWS[row]:<50} {count:>12,} {count / base:>7.2f}x")
+
+
+if __name__ == "__main__":
+    main()
