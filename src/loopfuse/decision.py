@@ -8,7 +8,8 @@ from typing import Literal
 __all__ = ["Decision", "Denial", "Kind"]
 
 Kind = Literal[
-    "duplicate", "cap", "repeat", "cycle", "near_duplicate", "same_error", "stall", "invalid", "store"
+    "duplicate", "cap", "repeat", "cycle", "near_duplicate", "same_error", "stall", "failures", "invalid",
+    "store",
 ]  # fmt: skip
 
 

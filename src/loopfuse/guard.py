@@ -42,7 +42,7 @@ class Guard(InvalidTurns, ResultReporting):
 
     Breakers are evaluated in the order of ``loopfuse.breakers.registry.REGISTRY``: the call
     cap, the window breaker (``duplicate``), the loop brake (``repeat``), ``same_error``,
-    ``stall``, ``near_duplicate``, ``cycle``, then your own (``breakers=``). The first denial
+    ``stall``, ``near_duplicate``, ``cycle``, ``failures``, then your own (``breakers=``). The first denial
     wins; a denied call is recorded by no breaker, so it never counts. Thread-safe: the
     in-process store decides each call under one lock and the Redis store in one atomic
     script, so concurrent checks for one agent are exact. In shadow mode (``[guard] mode =

@@ -52,7 +52,7 @@ def test_disabled_breakers_get_no_marker() -> None:
     config = parse_config(
         {"cycle": {"enabled": False}, "same_error": {"enabled": False}, "invalid": {"enabled": False}}
     )
-    assert sorted(breaker_configs(config)) == ["duplicate", "near_duplicate", "stall"]
+    assert sorted(breaker_configs(config)) == ["duplicate", "failures", "near_duplicate", "stall"]
 
 
 def test_markers_on_a_run_are_each_breaker_alone(tmp_path: Path) -> None:
@@ -73,6 +73,7 @@ def test_markers_on_a_run_are_each_breaker_alone(tmp_path: Path) -> None:
         "near_duplicate": None,
         "same_error": None,
         "stall": None,
+        "failures": None,
     }
 
 

@@ -13,7 +13,7 @@ from tests.store_fixtures import GuardFactory
 Alone = Callable[[str, dict[str, Any]], Guard]
 
 OFF = {"enabled": False}
-ONLY_NEW = {"cycle": OFF, "near_duplicate": OFF, "same_error": OFF}
+ONLY_NEW = {"cycle": OFF, "near_duplicate": OFF, "same_error": OFF, "failures": OFF}
 
 
 def run(guard: Guard, tool: str, args: Any, result: Any = None, *, ok: bool | None = None) -> bool:

@@ -21,6 +21,7 @@ from ..decision import Denial, Kind
 from .cap import CallCap
 from .cycle import CycleBreaker
 from .duplicate import WindowBreaker
+from .failures import FailuresBreaker
 from .near_duplicate import NearDuplicateBreaker
 from .repeat import RepeatBreaker
 from .same_error import SameErrorBreaker
@@ -32,6 +33,7 @@ __all__ = [
     "CallCap",
     "CallKey",
     "CycleBreaker",
+    "FailuresBreaker",
     "NearDuplicateBreaker",
     "RepeatBreaker",
     "SameErrorBreaker",

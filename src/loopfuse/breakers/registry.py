@@ -18,6 +18,7 @@ from . import Breaker
 from .cap import CallCap
 from .cycle import CycleBreaker
 from .duplicate import WindowBreaker
+from .failures import FailuresBreaker
 from .near_duplicate import NearDuplicateBreaker
 from .repeat import RepeatBreaker
 from .same_error import SameErrorBreaker
@@ -55,6 +56,7 @@ REGISTRY: dict[str, type[Any]] = {
     "stall": StallBreaker,
     "near_duplicate": NearDuplicateBreaker,
     "cycle": CycleBreaker,
+    "failures": FailuresBreaker,
 }
 
 

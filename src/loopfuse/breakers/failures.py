@@ -1,0 +1,120 @@
+"""The failures breaker: call after call failing, whatever the calls are.
+
+An agent whose last ``limit`` calls all failed, each a different call or not, has learned
+nothing it can use for that long: the same class looked up in one file after another, phrases
+searched that cannot match code, a tool that is down. Healthy work fails in bursts too (a
+rejected edit reworded until it passes, a reproduction that fails until it is fixed), but a
+success ends each burst within a few calls.
+
+Like a classic circuit breaker it opens on consecutive failures and then lets one trial call
+through: the call right after the ``limit``-th failure in a row is refused; the call after that
+refusal runs, and if it fails too, the next one is refused again. Any result that is not a
+failure (``ok`` true or unknown) closes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from .._calls import CallKey
+from .._state import AgentState, ToolResult
+from ..checks import check_bool, check_int
+from ..decision import Denial, Kind
+from ._warn import lowered
+
+if TYPE_CHECKING:
+    from ..config import GuardConfig
+
+__all__ = ["FailuresBreaker", "FailuresConfig", "FailuresState"]
+
+
+class FailuresState:
+    """The breaker's slice of an agent's state: its failures in a row and when the latest came
+    (the agent's calls made and denied in a row at that moment)."""
+
+    __slots__ = ("at", "streak")
+
+    def __init__(self) -> None:
+        self.streak = 0
+        self.at: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class FailuresConfig:
+    """Section ``failures``: ``limit`` results in a row all failures, whatever the calls."""
+
+    enabled: bool = True
+    limit: int = 15
+    warn_at: int = 0
+
+    def __post_init__(self) -> None:
+        check_bool("failures", "enabled", self.enabled)
+        check_int("failures", "limit", self.limit, 1)
+        check_int("failures", "warn_at", self.warn_at, 0)
+
+
+class FailuresBreaker:
+    """Refuse the call right after the ``limit``-th failure in a row (any tool, any call).
+
+    It needs results: ``record_result(..., ok=False)`` marks a failure; any other result
+    ends the run of failures.
+    """
+
+    kind: Kind = "failures"
+    section: ClassVar[str] = "failures"
+    config_type: ClassVar[type | None] = FailuresConfig
+    lua: ClassVar[str] = "fragment"  # stores/lua/breakers/failures.lua
+    records = False  # only results move it
+    awaits_results = True  # its state starts with the first result
+    MESSAGES: ClassVar[dict[str, str]] = {
+        "failures.limit": (
+            "your last {count} tool calls all failed, with nothing succeeding in between "
+            "(failures limit {limit}). Trying more calls the same way will fail too: stop, "
+            "check your assumptions, or report to the user what is blocking you."
+        ),
+    }
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+
+    @classmethod
+    def from_config(cls, config: GuardConfig) -> FailuresBreaker | None:
+        section = config.section("failures")
+        return cls(section.limit) if section.enabled else None
+
+    def check(self, state: AgentState, call: CallKey) -> Denial | None:
+        mine = state.units.get("failures") if state.units else None
+        if mine is None or mine.streak < self.limit:
+            return None
+        if mine.at != (state.calls, state.denials_in_row):
+            return None  # a call was made or refused since the latest failure: this one is the trial
+        return Denial("failures", mine.streak, self.limit, "failures.limit")
+
+    def record(self, state: AgentState, call: CallKey) -> None:
+        """Only results move this breaker."""
+
+    def refused(self, state: AgentState, call: CallKey) -> None:
+        """A refused call changes nothing."""
+
+    def observe(self, state: AgentState, call: CallKey, result: ToolResult) -> None:
+        mine = state.unit("failures", FailuresState)
+        if result.ok is False:
+            mine.streak = min(mine.streak + 1, 0xFFFF)
+            mine.at = (state.calls, state.denials_in_row)
+        else:
+            mine.streak, mine.at = 0, None
+
+    def allowed_repeats(self) -> int | None:
+        """Successful results never move it."""
+        return None
+
+    def warned(self, warn_at: int) -> FailuresBreaker:
+        """This breaker with its limit at most ``warn_at``: where it denies, the guard warns."""
+        return lowered(self, ("limit",), warn_at)
+
+    def lua_settings(self) -> tuple[int, ...]:
+        return (self.limit,)
+
+    def script_rule(self, code: str, tool: str) -> str:
+        return "failures.limit"
