@@ -41,7 +41,14 @@ CORPORA = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"
 DEFAULT_CORPUS = CORPORA / "dev"
 
 _OFF = {"enabled": False}
-_ALONE_BASE = {"circuit_breaker": _OFF, "cycle": _OFF, "near_duplicate": _OFF, "same_error": _OFF}
+_ALONE_BASE = {
+    "circuit_breaker": _OFF,
+    "cycle": _OFF,
+    "near_duplicate": _OFF,
+    "same_error": _OFF,
+    "stall": _OFF,
+    "failures": _OFF,
+}
 
 
 def _alone(section: str, body: Mapping[str, Any]) -> dict[str, Any]:
@@ -58,6 +65,8 @@ CONFIGURATIONS: dict[str, Mapping[str, Any]] = {
     "cycle (max_period 4, min_repeats 3)": _alone("cycle", {}),
     "near_duplicate (limit 8, window 50)": _alone("near_duplicate", {}),
     "same_error (limit 10, identical_limit 4)": _alone("same_error", {}),
+    "stall (limit 8, error_limit 4)": _alone("stall", {}),
+    "failures (limit 15)": _alone("failures", {}),
     "default: Guard()": {},
 }
 

@@ -43,6 +43,7 @@ GRID: dict[str, tuple[int, ...]] = {
     "stall.limit": (4, 5, 6, 8, 10),
     "stall.error_limit": (2, 3, 4, 5, 6),
     "stall.tool_error_limit": (2, 3, 4, 5, 6, 8, 12),
+    "failures.limit": (4, 6, 8, 10, 12, 15, 20),
 }
 Limits = Mapping[str, int | None]  # None: the rule is off
 Firsts = list[int | None]
@@ -61,6 +62,7 @@ def config_for(limits: Limits, *, cap: int = 300) -> dict[str, Any]:
     }
     errors = (limits.get("same_error.limit"), limits.get("same_error.identical_limit"))
     near, cycle = limits.get("near_duplicate.limit"), limits.get("cycle.min_repeats")
+    failures = limits.get("failures.limit")
     stall = {
         "limit": limits.get("stall.limit") or 0,
         "error_limit": limits.get("stall.error_limit") or 0,
@@ -73,6 +75,7 @@ def config_for(limits: Limits, *, cap: int = 300) -> dict[str, Any]:
         if any(errors) else OFF,
         "near_duplicate": {"limit": near} if near else OFF,
         "cycle": {"min_repeats": cycle} if cycle else OFF,
+        "failures": {"limit": failures} if failures else OFF,
     }  # fmt: skip
 
 
