@@ -29,7 +29,7 @@ import redis
 from loopfuse import Guard
 
 CONFIG: dict[str, Any] = {"loop_brake": {"max_repeats": 3}}  # defaults: window 200, limit 6, cap 300
-KINDS = ("cap", "duplicate", "loop_brake", "same_error", "stall", "near_duplicate", "cycle")
+KINDS = ("cap", "duplicate", "loop_brake", "same_error", "stall", "near_duplicate", "cycle", "failures")
 OFF: dict[str, Any] = {kind: {"enabled": False} for kind in KINDS}  # every breaker off
 
 
