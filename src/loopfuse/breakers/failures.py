@@ -21,6 +21,7 @@ from .._calls import CallKey
 from .._state import AgentState, ToolResult
 from ..checks import check_bool, check_int
 from ..decision import Denial, Kind
+from ._results_only import ResultsOnly
 from ._warn import lowered
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ class FailuresConfig:
         check_int("failures", "warn_at", self.warn_at, 0)
 
 
-class FailuresBreaker:
+class FailuresBreaker(ResultsOnly):
     """Refuse the call right after the ``limit``-th failure in a row (any tool, any call).
 
     It needs results: ``record_result(..., ok=False)`` marks a failure; any other result
@@ -65,8 +66,6 @@ class FailuresBreaker:
     section: ClassVar[str] = "failures"
     config_type: ClassVar[type | None] = FailuresConfig
     lua: ClassVar[str] = "fragment"  # stores/lua/breakers/failures.lua
-    records = False  # only results move it
-    awaits_results = True  # its state starts with the first result
     MESSAGES: ClassVar[dict[str, str]] = {
         "failures.limit": (
             "your last {count} tool calls all failed, with nothing succeeding in between "
@@ -90,12 +89,6 @@ class FailuresBreaker:
         if mine.at != (state.calls, state.denials_in_row):
             return None  # a call was made or refused since the latest failure: this one is the trial
         return Denial("failures", mine.streak, self.limit, "failures.limit")
-
-    def record(self, state: AgentState, call: CallKey) -> None:
-        """Only results move this breaker."""
-
-    def refused(self, state: AgentState, call: CallKey) -> None:
-        """A refused call changes nothing."""
 
     def observe(self, state: AgentState, call: CallKey, result: ToolResult) -> None:
         mine = state.unit("failures", FailuresState)

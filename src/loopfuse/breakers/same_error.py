@@ -10,6 +10,7 @@ from .._calls import CallKey
 from .._state import AgentState, ToolResult
 from ..checks import check_bool, check_int
 from ..decision import Denial, Kind
+from ._results_only import ResultsOnly
 from ._text import CHANGE
 from ._warn import lowered
 
@@ -46,7 +47,7 @@ class SameErrorConfig:
         check_int("same_error", "identical_limit", self.identical_limit, 0)
 
 
-class SameErrorBreaker:
+class SameErrorBreaker(ResultsOnly):
     """Deny a call to a tool whose last ``limit`` results in a row were the same error,
     whatever the arguments were, and the identical call once it failed with the same
     error ``identical_limit`` times in a row (0 disables that part).
@@ -62,8 +63,6 @@ class SameErrorBreaker:
     section: ClassVar[str] = "same_error"
     config_type: ClassVar[type | None] = SameErrorConfig
     lua: ClassVar[str] = "fragment"  # stores/lua/breakers/same_error.lua
-    records = False  # record() does nothing: the store skips it
-    awaits_results = True  # its state starts with the first result
     MESSAGES: ClassVar[dict[str, str]] = {
         "same_error.limit": (
             "{tool} failed with the same error {count} times in a row (same_error limit {limit}). "
@@ -102,12 +101,6 @@ class SameErrorBreaker:
         """Whether ``call`` belongs to the agent's run of errors (of its tool; for a batch
         tool, of the identical call)."""
         return not self.batch_tools or call.tool not in self.batch_tools or call.key == run.call
-
-    def record(self, state: AgentState, call: CallKey) -> None:
-        """Only results move this breaker."""
-
-    def refused(self, state: AgentState, call: CallKey) -> None:
-        """A refused call changes nothing."""
 
     def observe(self, state: AgentState, call: CallKey, result: ToolResult) -> None:
         run = state.unit("same_error", SameErrorState)

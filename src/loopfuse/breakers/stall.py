@@ -37,6 +37,7 @@ from .._state import AgentState, RecentDigests, ToolResult
 from .._volatile import pair_key
 from ..checks import check_bool, check_int
 from ..decision import Denial, Kind
+from ._results_only import ResultsOnly
 from ._text import CHANGE
 from ._warn import lowered
 
@@ -95,7 +96,7 @@ class StallState:
         self.near_top = (0, 0)  # (novel, the highest near count since it): below the limit, no check
 
 
-class StallBreaker:
+class StallBreaker(ResultsOnly):
     """Deny a call whose latest outcome came back ``limit`` (failures: ``error_limit``)
     times with no new outcome between them. Needs results; without them it never denies."""
 
@@ -103,8 +104,6 @@ class StallBreaker:
     section: ClassVar[str] = "stall"
     config_type: ClassVar[type | None] = StallConfig
     lua: ClassVar[str] = "fragment"  # stores/lua/breakers/stall.lua
-    records = False  # only results move it
-    awaits_results = True  # its state starts with the first result
     MESSAGES: ClassVar[dict[str, str]] = {
         "stall.limit": (
             "the identical call already returned the same result {count} times with nothing new "
@@ -210,12 +209,6 @@ class StallBreaker:
         if limit and count >= limit:
             return Denial("stall", count, limit, "stall.after_error_limit" if failed else "stall.after_limit")
         return None
-
-    def record(self, state: AgentState, call: CallKey) -> None:
-        """Only results move this breaker."""
-
-    def refused(self, state: AgentState, call: CallKey) -> None:
-        """A refused call changes nothing."""
 
     def observe(self, state: AgentState, call: CallKey, result: ToolResult) -> None:
         mine = state.unit("stall", lambda: StallState(self.window))
