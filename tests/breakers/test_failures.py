@@ -56,14 +56,54 @@ def test_after_a_refusal_one_trial_call_runs() -> None:
     assert denial is not None and denial.count == 4
 
 
+def refused_then_trial_fails(breaker: FailuresBreaker, state: AgentState, n: int) -> None:
+    """A call refused, then the trial call after it allowed, run, failed."""
+    assert breaker.check(state, call(n)) is not None
+    state.denials_in_row += 1
+    assert breaker.check(state, call(n + 1)) is None
+    state.calls, state.denials_in_row = state.calls + 1, 0
+    breaker.observe(state, call(n + 1), failure(n + 1))
+
+
+def test_once_its_trial_calls_failed_every_call_is_refused() -> None:
+    breaker = FailuresBreaker(limit=3, trials=2)
+    state = state_after(breaker, [failure(n) for n in range(3)])
+    refused_then_trial_fails(breaker, state, 10)
+    refused_then_trial_fails(breaker, state, 20)
+    for n in range(30, 33):
+        denial = breaker.check(state, call(n))
+        assert denial is not None and denial.count == 5
+        state.denials_in_row += 1
+
+
+def test_without_trials_every_call_after_the_limit_is_refused() -> None:
+    breaker = FailuresBreaker(limit=3, trials=0)
+    state = state_after(breaker, [failure(n) for n in range(3)])
+    for n in range(10, 13):
+        assert breaker.check(state, call(n)) is not None
+        state.denials_in_row += 1
+
+
+def test_a_success_after_failed_trials_closes_it() -> None:
+    breaker = FailuresBreaker(limit=3, trials=1)
+    state = state_after(breaker, [failure(n) for n in range(3)])
+    refused_then_trial_fails(breaker, state, 10)
+    breaker.observe(state, call(12), outcome(12, True))
+    assert breaker.check(state, call(13)) is None
+    for n in range(14, 17):
+        breaker.observe(state, call(n), failure(n))
+    state.denials_in_row += 1  # a call was refused since: the first trial of the new run
+    assert breaker.check(state, call(17)) is None
+
+
 def test_a_refused_call_changes_nothing() -> None:
     breaker = FailuresBreaker(limit=3)
     state = state_after(breaker, [failure(n) for n in range(3)])
     mine = state.unit("failures", FailuresState)
-    before = (mine.streak, mine.at)
+    before = (mine.streak, mine.trials, mine.at)
     breaker.refused(state, call(7))
     breaker.record(state, call(7))
-    assert (mine.streak, mine.at) == before
+    assert (mine.streak, mine.trials, mine.at) == before
 
 
 def test_no_results_no_state() -> None:

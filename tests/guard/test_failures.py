@@ -72,6 +72,22 @@ def test_one_trial_call_runs_after_each_refusal(make_guard: GuardFactory) -> Non
     assert all(fail(guard, n) for n in range(6, 9))
 
 
+def test_after_two_failed_trials_every_call_is_refused_and_the_run_stops(make_guard: GuardFactory) -> None:
+    guard = make_guard({"failures": {"limit": 3}, **ONLY})
+    assert all(fail(guard, n) for n in range(3))
+    allowed = [fail(guard, n) for n in range(3, 10)]
+    assert allowed == [False, True, False, True, False, False, False]
+    decision = guard.check("read", {"path": "README"}, "a")
+    assert (decision.allowed, decision.kind, decision.count, decision.escalate) == (False, "failures", 5, True)
+
+
+def test_trials_0_refuses_every_call_after_the_limit(make_guard: GuardFactory) -> None:
+    guard = make_guard({"failures": {"limit": 3, "trials": 0}, **ONLY})
+    assert all(fail(guard, n) for n in range(3))
+    decisions = [guard.check("read", {"path": f"f{n}"}, "a") for n in range(3)]
+    assert [(d.allowed, d.escalate) for d in decisions] == [(False, False), (False, False), (False, True)]
+
+
 def test_a_denied_call_never_counts(make_guard: GuardFactory) -> None:
     guard = make_guard({"failures": {"limit": 3}, **ONLY})
     assert all(fail(guard, n) for n in range(3))
@@ -91,6 +107,7 @@ def test_it_can_be_turned_off(make_guard: GuardFactory) -> None:
         ({"limit": 0}, "an integer >= 1"),
         ({"limit": "5"}, "an integer >= 1"),
         ({"enabled": 1}, "true or false"),
+        ({"trials": -1}, "an integer >= 0"),
     ],
 )
 def test_bad_settings_are_named_at_construction(body: dict[str, object], allowed: str) -> None:

@@ -43,7 +43,7 @@ RESULTS_CONFIG = {
     "cycle": {"max_period": 3, "min_repeats": 2},
     "tools": {"grep": {"duplicate_limit": 2, "near_duplicate_limit": 3}},
     "invalid": {"limit": 2},
-    "failures": {"limit": 3, "warn_at": 2},
+    "failures": {"limit": 3, "trials": 1, "warn_at": 2},
     "guard": {"abort_after_denials": 4},
 }
 # near_duplicate and cycle counting calls whose results are unknown too, or ignoring results;
