@@ -14,13 +14,13 @@ UNITS['failures'] = function(op, b, x)
       return streak, b[2]
     end
   elseif op == 'observe' then
-    local streak = tonumber(F.fs) or 0
+    local streak, trials = tonumber(F.fs) or 0, tonumber(F.fn) or 0
     if x.failed then
-      if streak >= b[2] then put('fn', math.min((tonumber(F.fn) or 0) + 1, 65535), F.fn) end
+      if streak >= b[2] then put('fn', math.min(trials + 1, 65535)) end
       put('fs', math.min(streak + 1, 65535))
       put('ft', x.calls .. ':' .. (tonumber(F.denials) or 0), F.ft)
     else
-      put('fs', 0, streak) put('fn', 0, tonumber(F.fn) or 0) put('ft', '', F.ft or '')
+      put('fs', 0, streak) put('fn', 0, trials) put('ft', '', F.ft or '')
     end
   end
 end
