@@ -14,6 +14,7 @@ import argparse
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -28,7 +29,7 @@ from tests.compaction.scripted import (
 
 from loopfuse.adapters.langchain import GuardedSummarizationMiddleware
 
-VARIANTS = {
+VARIANTS: dict[str, tuple[type[SummarizationMiddleware], dict[str, Any]]] = {
     "plain SummarizationMiddleware": (SummarizationMiddleware, {}),
     "guarded, predict_futile=False": (GuardedSummarizationMiddleware, {"predict_futile": False}),
     "guarded (defaults)": (GuardedSummarizationMiddleware, {}),

@@ -66,6 +66,7 @@ def _perturbed(corpora: list[Corpus]) -> None:
     argument in every call (and that argument ignored). Caught, healthy denied, early."""
     print("\nthe default on the corpora as other hosts would pass them: caught, healthy denied, early")
     print(f"{'':>6}  " + "  ".join(f"{c.name:>24}" for c in corpora))
+    rows: list[tuple[str, Callable[[Corpus], Corpus], Mapping[str, Any]]]
     rows = [(str(n or "whole"), functools.partial(_cut, chars=n), {}) for n in EXCERPTS]
     rows += [("no ok", _without_ok, {}), ("took", _with_duration, {})]
     rows += [("id", _with_fresh_id, {}), ("id ign", _with_fresh_id, IGNORING_ID)]

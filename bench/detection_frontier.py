@@ -17,7 +17,7 @@ import itertools
 import statistics
 import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from detection_eval import corpus_from
 
@@ -101,7 +101,8 @@ def main(argv: list[str]) -> int:
     if found is None:
         return 1
     corpus = found[1]
-    per_rule = {name: {0: [None] * len(corpus)} | {v: first_denials(corpus, c) for v, c in values.items()}
+    per_rule = {name: {0: cast(Firsts, [None] * len(corpus))}
+                      | {v: first_denials(corpus, c) for v, c in values.items()}
                 for name, values in RULES.items()}  # fmt: skip
     default = earliest(tuple(per_rule[n][v] for n, v in DEFAULT_LIMITS.items()))
     print("the combination by minimum reproduces Guard() on every run:", default == first_denials(corpus, {}))
@@ -119,14 +120,14 @@ def main(argv: list[str]) -> int:
     print(f"{len(combos):,} configurations (0 = rule off) over: {', '.join(per_rule)}")
     default_caught = summarize(corpus, default)[0]
     print(f"most loops caught with no healthy run denied: {most_caught_clean} (Guard(): {default_caught})")
-    for name, found in winners.items():
-        best = min(found, default=None)
+    for name, wins in winners.items():
+        best = min(wins, default=None)
         detail = (
             "none"
             if best is None
             else f"best: {best[0]} healthy denied, {best[1]} early, {-best[2]} caught, limits {best[3]}"
         )
-        print(f"more caught and sooner than {name}: {len(found):,} configurations; {detail}")
+        print(f"more caught and sooner than {name}: {len(wins):,} configurations; {detail}")
     return 0
 
 

@@ -16,6 +16,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from loopfuse.analysis.scanstats import scan_calls
 from loopfuse.analysis.transcripts.base import ReadTally
@@ -63,6 +64,7 @@ def codex_lines(session: int, n: int) -> list[str]:
     out = [json.dumps(meta)]
     for i in range(n):
         stamp = "2025-12-08T00:38:00.000Z"
+        p: dict[str, Any]
         if i % 3 == 0:
             args = json.dumps({"command": ["bash", "-lc", "cargo test" if i % 30 < 15 else f"cat f{i}.rs"]})
             p = {"type": "function_call", "name": "shell", "arguments": args, "call_id": f"c{i}"}

@@ -11,6 +11,7 @@ from google.adk.apps import App
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
+from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import InMemoryRunner
 from google.genai import types
 
@@ -47,7 +48,8 @@ def probe(q: str) -> dict[str, Any]:
 async def _run(guarded: bool, calls: int) -> None:
     agent = LlmAgent(name="main", model=_Scripted(calls=calls), tools=[probe])
     guard = Guard.from_config({"circuit_breaker": {"max_calls_per_agent": 0}})
-    plugins = [LoopfusePlugin(guard)] if guarded else []
+    # annotated: App takes list[BasePlugin], and list is invariant (list[LoopfusePlugin] would not do)
+    plugins: list[BasePlugin] = [LoopfusePlugin(guard)] if guarded else []
     runner = InMemoryRunner(app=App(name="bench", root_agent=agent, plugins=plugins))
     session = await runner.session_service.create_session(app_name=runner.app_name, user_id="u")
     message = types.Content(role="user", parts=[types.Part(text="go")])

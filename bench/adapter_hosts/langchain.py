@@ -47,4 +47,5 @@ def search(q: str) -> str:
 def run(guarded: bool, calls: int) -> None:
     middleware = [LoopfuseMiddleware(Guard.from_config({"circuit_breaker": {"max_calls_per_agent": 0}}))]
     agent = create_agent(_Scripted(calls=calls), [search], middleware=middleware if guarded else [])
-    agent.invoke({"messages": [("user", "go")]}, {"recursion_limit": 4 * calls + 10})
+    # InputAgentState types messages as list[AnyMessage | dict]; add_messages also takes ("role", "text") tuples
+    agent.invoke({"messages": [("user", "go")]}, {"recursion_limit": 4 * calls + 10})  # type: ignore[call-overload]

@@ -5,8 +5,13 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from smolagents import Model, Tool, ToolCallingAgent
-from smolagents.models import ChatMessage, ChatMessageToolCall, ChatMessageToolCallFunction, MessageRole
+from smolagents import Model, Tool, ToolCallingAgent  # type: ignore[import-untyped]
+from smolagents.models import (  # type: ignore[import-untyped]
+    ChatMessage,
+    ChatMessageToolCall,
+    ChatMessageToolCallFunction,
+    MessageRole,
+)
 
 from loopfuse import Guard
 from loopfuse.adapters.smolagents import guard_agent
@@ -15,7 +20,7 @@ HOST = "smolagents"
 _ids = itertools.count()
 
 
-class _Scripted(Model):
+class _Scripted(Model):  # type: ignore[misc]  # Model is Any: smolagents is untyped
     def __init__(self, calls: int) -> None:
         super().__init__(model_id="scripted")
         self.step, self.calls = 0, calls
@@ -32,7 +37,7 @@ class _Scripted(Model):
         return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=[call])
 
 
-class _Probe(Tool):
+class _Probe(Tool):  # type: ignore[misc]  # Tool is Any: smolagents is untyped
     name = "probe"
     description = "Look something up."
     inputs = {"q": {"type": "string", "description": "what to look up"}}  # noqa: RUF012
