@@ -26,6 +26,7 @@ HERE = Path(__file__).resolve().parent
 ROWS = {
     "floor": "floor: json.dumps(sort_keys=True) + sha256",
     "watchdog": "agent-watchdog",
+    "one_function": "one function: orjson, sha256, the window",
     "check": "loopfuse check, every default breaker",
     "check_pure": "the same without orjson",
     "tool_call": "loopfuse check + record_result (~200 B result)",
@@ -38,13 +39,13 @@ SMALL, LARGE = 500, 1_500
 def child(row: str, calls: int) -> None:
     """The work of one row, ``calls`` times: what callgrind counts."""
     sys.path.insert(0, str(HERE))
-    from peers import agent_watchdog, floor, result_of, stream
+    from peers import agent_watchdog, floor, one_function, result_of, stream
 
     import loopfuse._calls
     from loopfuse import Guard
 
-    if row in ("floor", "watchdog"):
-        peer = floor() if row == "floor" else agent_watchdog()
+    if row in ("floor", "watchdog", "one_function"):
+        peer = {"floor": floor, "watchdog": agent_watchdog, "one_function": one_function}[row]()
         for args in stream(calls):
             peer("search", args)
         return

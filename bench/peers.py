@@ -102,8 +102,15 @@ def agent_budget_guard() -> Call:
     return call
 
 
+def one_function() -> Call:
+    from one_function import one_function_check
+
+    return one_function_check()
+
+
 PEERS: dict[str, Callable[[], Call]] = {
     "floor: json.dumps(sort_keys) + sha256": floor,
+    "one function (bench/one_function.py)": one_function,
     "loopfuse check": loopfuse_check,
     "loopfuse check + record_result": loopfuse_with_result,
     "agent-watchdog": agent_watchdog,
