@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import Counter
 from typing import Any
@@ -10,10 +11,16 @@ __all__ = ["GuardStats"]
 
 
 class GuardStats:
+    """Counts of what the guard decided. The allowed checks, one on nearly every call, are
+    counted without the lock: ``count_allowed`` is the ``__next__`` of a C counter, atomic
+    under the interpreter lock and a tenth of the cost of a method taking the lock."""
+
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._checks = 0
-        self._allowed = 0
+        self._checks = 0  # the checks not counted by count_allowed
+        self._ticks = itertools.count()
+        self._read = 0  # ticks taken by snapshot() to read the counter
+        self.count_allowed = self._ticks.__next__
         self._skipped = 0
         self._escalations = 0
         self._denials: Counter[str] = Counter()
@@ -21,9 +28,7 @@ class GuardStats:
         self._warnings: Counter[str] = Counter()
 
     def allowed(self) -> None:
-        with self._lock:
-            self._checks += 1
-            self._allowed += 1
+        self.count_allowed()
 
     def skipped(self) -> None:
         with self._lock:
@@ -48,9 +53,11 @@ class GuardStats:
 
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
+            allowed = next(self._ticks) - self._read
+            self._read += 1
             return {
-                "checks": self._checks,
-                "allowed": self._allowed,
+                "checks": self._checks + allowed,
+                "allowed": allowed,
                 "skipped": self._skipped,
                 "escalations": self._escalations,
                 "denied": sum(self._denials.values()),

@@ -325,7 +325,7 @@ class Guard(InvalidTurns, ResultReporting):
             return self._allowed(tool)
         denial = outcome.denial
         if denial is None:
-            self._stats.allowed()
+            self._stats.count_allowed()
             if outcome.warning is not None:
                 decision = self._warned(tool, outcome.warning)
             else:  # _allowed, its cache read here: a call on every allowed check

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from tests.store_fixtures import GuardFactory
@@ -139,6 +141,25 @@ def test_stats_counts_checks_and_denials_by_kind(make_guard: GuardFactory) -> No
     assert stats["checks"] == 3 and stats["allowed"] == 1
     assert stats["denied"] == 2 and stats["denials"] == {"duplicate": 2}
     assert stats["agents"] == 1
+
+
+def test_stats_count_every_check_of_concurrent_threads_while_read(make_guard: GuardFactory) -> None:
+    guard = make_guard({"circuit_breaker": {"duplicate_limit": 1}})
+    seen: list[int] = []
+
+    def agent(name: str) -> None:
+        for i in range(150):
+            guard.check("read", {"page": i % 100}, name)  # pages 0-49 twice: 50 denials
+            seen.append(guard.stats()["allowed"])
+
+    threads = [threading.Thread(target=agent, args=(f"agent-{n}",)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    stats = guard.stats()
+    assert (stats["checks"], stats["allowed"], stats["denied"]) == (600, 400, 200)
+    assert max(seen) <= 400 and guard.stats()["allowed"] == 400
 
 
 def test_readme_timeline(make_guard: GuardFactory) -> None:
