@@ -1,6 +1,7 @@
 """Instructions per call, counted by valgrind's callgrind (repeatable on a busy machine).
 
     python bench/instructions.py [ROW ...]
+    python bench/instructions.py --breakers   # a reporting host's tool call, each breaker off in turn
 
 Each row runs the ``bench/peers.py`` stream under callgrind twice (500 and 1,500 calls,
 ``PYTHONHASHSEED=0``) and prints the difference per call, so start-up costs drop out, with
@@ -34,10 +35,23 @@ ROWS = {
     "reporting_result": "its record_result",
 }
 SMALL, LARGE = 500, 1_500
+# --breakers: a reporting host's two halves with each of these turned off in turn (the window's
+# result-aware counts are "result_aware"); the difference from the full guard is its cost.
+TURNED_OFF = ("near_duplicate", "stall", "cycle", "result_aware", "same_error", "failures")
+
+
+def config_without(off: str) -> dict[str, Any]:
+    """The bench's guard (the cap lifted) with ``off`` turned off ('' for none)."""
+    circuit: dict[str, Any] = {"max_calls_per_agent": 0}
+    if off == "result_aware":
+        return {"circuit_breaker": {**circuit, "result_aware": False}}
+    return {"circuit_breaker": circuit, **({off: {"enabled": False}} if off else {})}
 
 
 def child(row: str, calls: int) -> None:
-    """The work of one row, ``calls`` times: what callgrind counts."""
+    """The work of one row, ``calls`` times: what callgrind counts (``ROW-without:SECTION``: the
+    row with that breaker off)."""
+    row, _, off = row.partition("-without:")
     sys.path.insert(0, str(HERE))
     from peers import agent_watchdog, floor, one_function, result_of, stream
 
@@ -51,7 +65,7 @@ def child(row: str, calls: int) -> None:
         return
     if row == "check_pure":
         loopfuse._calls._FAST = None  # the standard library's encoder, as without the extra
-    guard = Guard.from_config({"circuit_breaker": {"max_calls_per_agent": 0}})
+    guard = Guard.from_config(config_without(off))
 
     def check(args: dict[str, Any]) -> object:
         return guard.check("search", args, "agent")
@@ -88,13 +102,28 @@ def per_call(row: str) -> int:
     return (counted(row, LARGE) - counted(row, SMALL)) // (LARGE - SMALL)
 
 
+def breaker_costs() -> None:
+    """A reporting host's check and ``record_result`` with each breaker turned off in turn."""
+    full = per_call("reporting_check"), per_call("reporting_result")
+    print(f"{'reporting host, turned off':<34} {'its check':>18} {'its record_result':>20}")
+    print(f"{'nothing (every default breaker)':<34} {full[0]:>18,} {full[1]:>20,}")
+    for off in TURNED_OFF:
+        row = [per_call(f"reporting_{half}-without:{off}") for half in ("check", "result")]
+        cells = [f"{n:,} ({n - whole:+,})" for n, whole in zip(row, full, strict=True)]
+        print(f"{off:<34} {cells[0]:>18} {cells[1]:>20}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("rows", nargs="*", help=f"rows to count, of {', '.join(ROWS)} (default: all)")
+    parser.add_argument("--breakers", action="store_true", help="each breaker's cost on a reporting host")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.child:
         child(options.child[0], int(options.child[1]))
+        return
+    if options.breakers:
+        breaker_costs()
         return
     rows = options.rows or list(ROWS)
     unknown = set(rows) - set(ROWS)
