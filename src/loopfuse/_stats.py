@@ -3,24 +3,31 @@
 from __future__ import annotations
 
 import itertools
+import sys
 import threading
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["GuardStats"]
+
+# Whether a C call like ``next()`` on a counter is atomic: with the interpreter lock, yes; on a
+# free-threaded build running without it (3.13+), the count is taken under the stats lock.
+_ATOMIC_NEXT: bool = getattr(sys, "_is_gil_enabled", lambda: True)()
 
 
 class GuardStats:
     """Counts of what the guard decided. The allowed checks, one on nearly every call, are
     counted without the lock: ``count_allowed`` is the ``__next__`` of a C counter, atomic
-    under the interpreter lock and about a quarter of the cost of a method taking the lock."""
+    under the interpreter lock and about a quarter of the cost of a method taking the lock
+    (without the interpreter lock, the same counter is advanced under the stats lock)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._checks = 0  # the checks not counted by count_allowed
         self._ticks = itertools.count()
         self._read = 0  # ticks taken by snapshot() to read the counter
-        self.count_allowed = self._ticks.__next__
+        self.count_allowed: Callable[[], object] = self._ticks.__next__ if _ATOMIC_NEXT else self._locked_tick
         self._skipped = 0
         self._escalations = 0
         self._denials: Counter[str] = Counter()
@@ -29,6 +36,10 @@ class GuardStats:
 
     def allowed(self) -> None:
         self.count_allowed()
+
+    def _locked_tick(self) -> None:
+        with self._lock:
+            next(self._ticks)
 
     def skipped(self) -> None:
         with self._lock:

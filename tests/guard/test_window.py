@@ -6,6 +6,7 @@ import threading
 
 import pytest
 
+import loopfuse._stats
 from tests.store_fixtures import GuardFactory
 
 from .helpers import run
@@ -143,7 +144,11 @@ def test_stats_counts_checks_and_denials_by_kind(make_guard: GuardFactory) -> No
     assert stats["agents"] == 1
 
 
-def test_stats_count_every_check_of_concurrent_threads_while_read(make_guard: GuardFactory) -> None:
+@pytest.mark.parametrize("atomic_next", [True, False], ids=["lock-free", "free-threaded build"])
+def test_stats_count_every_check_of_concurrent_threads_while_read(
+    make_guard: GuardFactory, monkeypatch: pytest.MonkeyPatch, atomic_next: bool
+) -> None:
+    monkeypatch.setattr(loopfuse._stats, "_ATOMIC_NEXT", atomic_next)
     guard = make_guard({"circuit_breaker": {"duplicate_limit": 1}})
     seen: list[int] = []
 
