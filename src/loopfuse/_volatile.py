@@ -177,7 +177,19 @@ def result_digests(result: Any, error: bool) -> tuple[int, int]:
     text = _durations_masked(_masked_result(_result_text(result), _RESULT_MASKS))
     if not error:
         return int_digest(text), 0
-    return int_digest(text), int_digest(_masked_result(text, _NUMBER_MASK))
+    return int_digest(text), _error_digest(text)
+
+
+_DIGITS = b"0123456789"
+
+
+def _error_digest(text: str) -> int:
+    """The digest of an error with its numbers masked. ASCII text (nearly every error) has its
+    digits dropped, one pass in C whatever the length: "3 failed" and "12 failed" read alike, as
+    with the numbers mask, at a sixth of its cost on a 4 KB error full of line numbers."""
+    if not text.isascii():
+        return int_digest(_masked_result(text, _NUMBER_MASK))
+    return int63(hashlib.blake2b(text.encode().translate(None, _DIGITS), digest_size=8).digest())
 
 
 # Where a tool says how long the call took ("3 failed in 0.42s", "(took 0.42s)", `time`'s

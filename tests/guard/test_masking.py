@@ -14,8 +14,10 @@ from loopfuse._volatile import (
     MASKS,
     RESULT_MASKS,
     _durations_masked,
+    _error_digest,
     mask_text,
     result_digest,
+    result_digests,
 )
 
 # Characters the shapes are made of, so random texts often hold uuids, dates and hex ids.
@@ -84,3 +86,26 @@ def test_a_long_result_loses_the_duration_at_its_end_only() -> None:
     assert result_digest(f"{body}\nRan 60 tests in 0.42s\n1 failed") != result_digest(
         f"{body}\nRan 60 tests in 0.42s"
     )
+
+
+@settings(max_examples=500, deadline=None)
+@given(TEXTS, st.lists(st.integers(0, 10**6), min_size=1))
+def test_an_errors_digest_does_not_change_with_its_numbers(text: str, numbers: list[int]) -> None:
+    """Any number of the error changed, whatever its number of digits: the same failure."""
+    cycle = iter(numbers * (len(text) + 1))
+    renumbered = re.sub(r"[0-9]+", lambda _: str(next(cycle)), text)
+    assert _error_digest(renumbered) == _error_digest(text)
+
+
+def test_an_error_with_other_words_or_signs_is_another_error() -> None:
+    assert _error_digest("order 3 not found") == _error_digest("order 1204 not found")
+    assert _error_digest("order 3 not found") != _error_digest("user 3 not found")
+    assert _error_digest("expected -1, got 2") != _error_digest("expected 1, got -2")
+    assert _error_digest("échec à la ligne 3") == _error_digest("échec à la ligne 45")  # not ASCII
+
+
+def test_only_an_error_gets_an_error_digest() -> None:
+    listing = "\n".join(f"{n}: value = compute({n * 7})" for n in range(100, 200))
+    assert result_digests(listing, False)[1] == 0
+    digest, error = result_digests(listing, True)
+    assert digest == result_digest(listing) and error == _error_digest(listing)
