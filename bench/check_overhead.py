@@ -22,7 +22,7 @@ import statistics
 import time
 import tracemalloc
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 from loopfuse import Guard, GuardConfig
 from loopfuse.config import CircuitBreakerConfig, GuardSettings, LoopBrakeConfig, parse_config
@@ -75,6 +75,11 @@ def default_guard() -> Guard:
     """``Guard()``'s defaults, every breaker on, with the cap lifted so timed calls are allowed
     (and ``failures``' limit out of reach: the failed rows report every call as a failure)."""
     return Guard.from_config({"circuit_breaker": {"max_calls_per_agent": 0}, "failures": {"limit": 10**6}})
+
+
+def checks(guard: Guard) -> Callable[[Any], object]:
+    """A check of the arguments, as a host does before each call."""
+    return lambda args: guard.check("search", args, "agent")
 
 
 def with_results(guard: Guard) -> Callable[[Any], object]:
@@ -195,13 +200,7 @@ def bench_sizes(quick: bool) -> None:
             ("window+brake", unlimited_guard(max_repeats=3)),
             ("full default", default_guard()),
         ):
-            # cast: mypy cannot infer a lambda with a default-bound argument against a Callable
-            ours, theirs = interleaved(
-                cast("Callable[[Any], object]", lambda a, g=guard: g.check("search", a, "agent")),
-                baseline,
-                inputs,
-                10,
-            )
+            ours, theirs = interleaved(checks(guard), baseline, inputs, 10)
             row(f"{label}, {config_label}", ours, theirs, "(a)")
         ours, theirs = interleaved(with_results(default_guard()), baseline, inputs, 10)
         row(f"{label}, default check+result", ours, theirs, "(a)")
@@ -235,9 +234,7 @@ def bench_history(quick: bool) -> None:
             guard.check("search", args, "agent")
         naive.history = [baseline(a) for a in warm]
         inputs = [{"query": f"after {i}", "limit": 10} for i in range(n)]
-        ours = summary(
-            timings(cast("Callable[[Any], object]", lambda a, g=guard: g.check("search", a, "agent")), inputs)
-        )
+        ours = summary(timings(checks(guard), inputs))
         theirs = summary(timings(naive.check, inputs[: max(20, n // 100)]))
         results[prior] = ours
         row(f"{prior:>7} prior calls", ours, theirs, "(b) naive")
