@@ -7,7 +7,11 @@ from .breakers._text import REFUSED as _REFUSED
 from .breakers.registry import rule_messages
 from .decision import Denial
 
-__all__ = ["DEFAULT_MESSAGES", "RULE_MESSAGES", "STORE_DENIED", "denial_message"]
+__all__ = ["DEFAULT_MESSAGES", "RULE_MESSAGES", "STORE_DENIED", "denial_message", "shown_tool"]
+
+# A tool name is the caller's text, and a model can make one up: the texts show at most this
+# much of it (MCP's longest recommended name), so that a text's length stays bounded.
+TOOL_SHOWN = 128
 
 DEFAULT_MESSAGES = {
     "duplicate": (
@@ -47,6 +51,7 @@ def denial_message(
 ) -> str:
     """The denial text from ``template``, else the sentence of the denial's rule (the windows
     are the ones it names), else the default text for the denial's kind."""
+    tool = shown_tool(tool)
     if template:
         values = {"count": denial.count, "limit": denial.limit, "kind": denial.kind, "rule": denial.rule}
         return template.format(tool=tool, **values)
@@ -56,3 +61,8 @@ def denial_message(
         return text.format(tool=tool, count=denial.count, limit=denial.limit, kind=denial.kind)
     values = {"count": denial.count, "limit": denial.limit, "window": window, "near_window": near_window}
     return (_REFUSED + sentence).format(tool=tool, **values)
+
+
+def shown_tool(tool: str) -> str:
+    """``tool`` as a text shows it: cut to ``TOOL_SHOWN`` characters, marked by "..."."""
+    return tool if len(tool) <= TOOL_SHOWN else tool[: TOOL_SHOWN - 3] + "..."

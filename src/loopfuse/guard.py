@@ -13,7 +13,7 @@ from ._awaited import AwaitedCalls
 from ._calls import CallKey
 from ._guard_events import GuardEvents
 from ._invalid_turns import InvalidTurns
-from ._messages import STORE_DENIED, denial_message
+from ._messages import STORE_DENIED, denial_message, shown_tool
 from ._overrides import Overrides, allow_next_logged, paused_logged
 from ._result_reporting import ResultReporting
 from ._rounds import Rounds
@@ -310,7 +310,7 @@ class Guard(InvalidTurns, ResultReporting):
             self._fail_open("store", tool, agent)
             return self._allowed(tool)
         self._stats.denial("store", False)
-        decision = Decision(False, tool, STORE_DENIED.format(tool=tool), "store")
+        decision = Decision(False, tool, STORE_DENIED.format(tool=shown_tool(tool)), "store")
         self._notify("on_check", decision, agent)
         self._notify("on_deny", decision, agent, first)
         return decision
@@ -358,7 +358,8 @@ class Guard(InvalidTurns, ResultReporting):
         if self._shadow:
             return self._allowed(tool)
         # A breaker at or below warn_at would have denied: a warning's limit is always warn_at.
-        text = WARNING_TEXT.format(tool=tool, kind=warning.kind, count=warning.count, warn_at=warning.limit)
+        count, warn_at = warning.count, warning.limit
+        text = WARNING_TEXT.format(tool=shown_tool(tool), kind=warning.kind, count=count, warn_at=warn_at)
         return Decision(True, tool, warning=text)
 
     def _message(self, tool: str, denial: Denial) -> str:
