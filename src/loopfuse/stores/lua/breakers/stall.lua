@@ -2,31 +2,30 @@
 --
 -- Settings: {'stall', limit, error_limit, window, tool_error_limit}. Its state, in the agent's hash (KEYS[1]):
 --   st:n  how many new outcomes the agent has had
--- and three tables, each what its last `window` updates wrote (one update per result observed),
+-- and two tables, each what its last `window` updates wrote (one update per result observed),
 -- as records, the newest first (so an entry's latest value is its first record):
 --   st:s  the outcomes seen lately (8 bytes each)
---   st:l  each call's latest outcome: call key, outcome (16 bytes)
 --   st:p  per call and outcome: call key, outcome, failed (0/1), count (5 digits) and the st:n
---         of the last time that call gave that outcome (12 digits): STALL_PAIR bytes
+--         of the last time that call gave that outcome (12 digits): STALL_PAIR bytes. A call's
+--         first record is its latest outcome's.
 -- and the latest result's streak, whose next call it refuses:
 --   st:t  '<calls>:<denials in a row>:' when it came, then failed (0/1) and its count
 -- and per tool (decide.lua's ARGV[3], a batch tool's identical call), as 8 hex digits of its
--- sha1, two more tables of its failures' updates:
---   st:tl  each tool's latest error: tool, result digest (the whole error, numbers kept: 16 bytes)
---   st:tp  per tool and error: tool, result digest, count (5 digits), st:n then (12 digits): TOOL_PAIR bytes
--- and the same two per near-duplicate key (decide.lua's ARGV[6], observe.lua's r.near), when the
+-- sha1, one more table of its failures' updates, its first record its latest error's:
+--   st:tp  per tool and error: tool, result digest (the whole error, numbers kept), count (5
+--          digits), st:n then (12 digits): TOOL_PAIR bytes
+-- and the same per near-duplicate key (decide.lua's ARGV[6], observe.lua's r.near), when the
 -- guard computes them (its near_duplicate is on):
---   st:nl  each near key's latest error      st:np  per near key and error, as st:tp
--- fields: st:n st:s st:l st:p st:t st:tl st:tp st:nl st:np denials
+--   st:np  per near key and error, as st:tp
+-- fields: st:n st:s st:p st:t st:tp st:np denials
 -- ops: check observe
 
 local STALL_PAIR, TOOL_PAIR = 34, 33
 
--- The count in `pairs_` of `id`'s latest error in `latest` (st:tl and st:tp, or st:nl and
--- st:np) when nothing new came since it, else nil.
-local function failing_count(latest, pairs_, id)
-  local r = latest and find_record(latest, id, 16)
-  local q = r and find_record(pairs_ or '', string.sub(latest, r, r + 15), TOOL_PAIR)
+-- The count in `pairs_` (st:tp or st:np) of `id`'s latest error when nothing new came since it,
+-- else nil.
+local function failing_count(pairs_, id)
+  local q = find_record(pairs_, id, TOOL_PAIR)
   if q and string.sub(pairs_, q + 21, q + 32) == string.format('%012d', tonumber(F['st:n']) or 0) then
     return tonumber(string.sub(pairs_, q + 16, q + 20))
   end
@@ -45,12 +44,10 @@ end
 UNITS['stall'] = function(op, b, x)
   if op == 'check' then
     -- The identical call, its outcome repeated with nothing new in between.
-    local latest = F['st:l']
-    local p = latest and find_record(latest, x.key, 16)
-    if p then
-      local pairs_ = F['st:p'] or ''
-      local q = find_record(pairs_, string.sub(latest, p, p + 15), STALL_PAIR)
-      if q and string.sub(pairs_, q + 22, q + 33) == string.format('%012d', tonumber(F['st:n']) or 0) then
+    local pairs_ = F['st:p']
+    local q = pairs_ and find_record(pairs_, x.key, STALL_PAIR)
+    if q then
+      if string.sub(pairs_, q + 22, q + 33) == string.format('%012d', tonumber(F['st:n']) or 0) then
         local failed, count = string.sub(pairs_, q + 16, q + 16) == '1', tonumber(string.sub(pairs_, q + 17, q + 21))
         local limit = failed and b[3] or b[2]
         if limit > 0 and count >= limit then return count, limit, failed and 'error' or '' end
@@ -58,14 +55,14 @@ UNITS['stall'] = function(op, b, x)
     end
     -- A call equal but for ids and numbers to calls whose latest error repeated, nothing new between.
     local near = ARGV[6]
-    if b[3] > 0 and near and F['st:nl'] then
-      if near == '' then return RESEND end  -- (st:nl: the agent has had results)
-      local count = near ~= NONE and failing_count(F['st:nl'], F['st:np'], near)
+    if b[3] > 0 and near and F['st:np'] then
+      if near == '' then return RESEND end  -- (st:np: the agent has had results)
+      local count = near ~= NONE and failing_count(F['st:np'], near)
       if count and count >= b[3] then return count, b[3], 'similar' end
     end
     -- Any call to a tool whose latest error repeated with nothing new in between.
-    if b[5] > 0 and F['st:tl'] then
-      local count = failing_count(F['st:tl'], F['st:tp'], string.sub(redis.sha1hex(x.tool), 1, 8))
+    if b[5] > 0 and F['st:tp'] then
+      local count = failing_count(F['st:tp'], string.sub(redis.sha1hex(x.tool), 1, 8))
       if count and count >= b[5] then return count, b[5], 'tool' end
     end
     -- Any call right after the result that completed a streak (no call made or denied since).
@@ -91,20 +88,17 @@ UNITS['stall'] = function(op, b, x)
     end
     local pair = entry .. (failed and '1' or '0') .. string.format('%05d', count) .. stamp
     put('st:p', newest_first(pairs_, pair, STALL_PAIR, size))
-    put('st:l', newest_first(F['st:l'] or '', entry, 16, size))
     local result = x.result == NONE and string.rep('\0', 7) .. '\1' or x.result
     if failed and b[3] > 0 and x.near ~= NONE then
       local near_pairs, near_entry = F['st:np'] or '', x.near .. result
       local near_count, record = failing_counted(near_pairs, near_entry, stamp)
       put('st:np', newest_first(near_pairs, record, TOOL_PAIR, size))
-      put('st:nl', newest_first(F['st:nl'] or '', near_entry, 16, size))
       count = math.max(count, near_count)
     end
     if failed and b[5] > 0 then
       local tool_pairs, tool_entry = F['st:tp'] or '', string.sub(redis.sha1hex(x.tool), 1, 8) .. result
       local _, record = failing_counted(tool_pairs, tool_entry, stamp)
       put('st:tp', newest_first(tool_pairs, record, TOOL_PAIR, size))
-      put('st:tl', newest_first(F['st:tl'] or '', tool_entry, 16, size))
     end
     put('st:t', x.calls .. ':' .. (tonumber(F.denials) or 0) .. ':' .. (failed and '1' or '0') .. count, F['st:t'])
     put('st:n', novel, tonumber(F['st:n']) or 0)
