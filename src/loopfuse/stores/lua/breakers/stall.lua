@@ -2,12 +2,11 @@
 --
 -- Settings: {'stall', limit, error_limit, window, tool_error_limit}. Its state, in the agent's hash (KEYS[1]):
 --   st:n  how many new outcomes the agent has had
--- and two tables, each what its last `window` updates wrote (one update per result observed),
--- as records, the newest first (so an entry's latest value is its first record):
---   st:s  the outcomes seen lately (8 bytes each)
+-- and a table of what its last `window` updates wrote (one update per result observed), as
+-- records, the newest first:
 --   st:p  per call and outcome: call key, outcome, failed (0/1), count (5 digits) and the st:n
 --         of the last time that call gave that outcome (12 digits): STALL_PAIR bytes. A call's
---         first record is its latest outcome's.
+--         first record is its latest outcome's, and its outcomes are the ones seen lately.
 -- and the latest result's streak, whose next call it refuses:
 --   st:t  '<calls>:<denials in a row>:' when it came, then failed (0/1) and its count
 -- and per tool (decide.lua's ARGV[3], a batch tool's identical call), as 8 hex digits of its
@@ -17,10 +16,21 @@
 -- and the same per near-duplicate key (decide.lua's ARGV[6], observe.lua's r.near), when the
 -- guard computes them (its near_duplicate is on):
 --   st:np  per near key and error, as st:tp
--- fields: st:n st:s st:p st:t st:tp st:np denials
+-- fields: st:n st:p st:t st:tp st:np denials
 -- ops: check observe
 
 local STALL_PAIR, TOOL_PAIR = 34, 33
+
+-- Whether `outcome` is one of the outcomes of `pairs_` (st:p): seen among the last `window` results.
+local function seen_lately(pairs_, outcome)
+  local i = 9
+  while true do
+    local p = string.find(pairs_, outcome, i, true)
+    if not p then return false end
+    if (p - 9) % STALL_PAIR == 0 then return true end
+    i = p + 1
+  end
+end
 
 -- The count in `pairs_` (st:tp or st:np) of `id`'s latest error when nothing new came since it,
 -- else nil.
@@ -77,10 +87,8 @@ UNITS['stall'] = function(op, b, x)
     local size, key, failed = b[4], x.key, x.failed
     local outcome = failed and x.err or x.result
     if outcome == NONE then outcome = string.rep('\0', 7) .. '\1' end
-    local novel, seen = tonumber(F['st:n']) or 0, F['st:s'] or ''
-    if not find_record(seen, outcome, 8) then novel = novel + 1 end
-    put('st:s', newest_first(seen, outcome, 8, size))
-    local pairs_, entry = F['st:p'] or '', key .. outcome
+    local novel, pairs_, entry = tonumber(F['st:n']) or 0, F['st:p'] or '', key .. outcome
+    if not seen_lately(pairs_, outcome) then novel = novel + 1 end
     local stamp, count = string.format('%012d', novel), 1
     local q = find_record(pairs_, entry, STALL_PAIR)
     if q and string.sub(pairs_, q + 22, q + 33) == stamp then
