@@ -45,13 +45,15 @@ local function save()
   redis.call('PEXPIRE', KEYS[1], ttl)
 end
 
--- The position (from 1) of `entry` in `records`, a string of `width`-byte records; nil if absent.
-local function find_record(records, entry, width)
-  local i = 1
+-- The position (from 1) of the first record of `records` (a string of `width`-byte records)
+-- that holds `entry` at `offset` (0 when not given: the record starts with it); nil if none.
+local function find_record(records, entry, width, offset)
+  offset = offset or 0
+  local i = 1 + offset
   while true do
     local p = string.find(records, entry, i, true)
     if not p then return nil end
-    if (p - 1) % width == 0 then return p end
+    if (p - 1 - offset) % width == 0 then return p - offset end
     i = p + 1
   end
 end

@@ -21,17 +21,6 @@
 
 local STALL_PAIR, TOOL_PAIR = 34, 33
 
--- Whether `outcome` is one of the outcomes of `pairs_` (st:p): seen among the last `window` results.
-local function seen_lately(pairs_, outcome)
-  local i = 9
-  while true do
-    local p = string.find(pairs_, outcome, i, true)
-    if not p then return false end
-    if (p - 9) % STALL_PAIR == 0 then return true end
-    i = p + 1
-  end
-end
-
 -- The count in `pairs_` (st:tp or st:np) of `id`'s latest error when nothing new came since it,
 -- else nil.
 local function failing_count(pairs_, id)
@@ -88,7 +77,7 @@ UNITS['stall'] = function(op, b, x)
     local outcome = failed and x.err or x.result
     if outcome == NONE then outcome = string.rep('\0', 7) .. '\1' end
     local novel, pairs_, entry = tonumber(F['st:n']) or 0, F['st:p'] or '', key .. outcome
-    if not seen_lately(pairs_, outcome) then novel = novel + 1 end
+    if not find_record(pairs_, outcome, STALL_PAIR, 8) then novel = novel + 1 end  -- not seen lately
     local stamp, count = string.format('%012d', novel), 1
     local q = find_record(pairs_, entry, STALL_PAIR)
     if q and string.sub(pairs_, q + 22, q + 33) == stamp then
