@@ -45,12 +45,10 @@ UNITS['stall'] = function(op, b, x)
     -- The identical call, its outcome repeated with nothing new in between.
     local pairs_ = F['st:p']
     local q = pairs_ and find_record(pairs_, x.key, STALL_PAIR)
-    if q then
-      if string.sub(pairs_, q + 22, q + 33) == string.format('%012d', tonumber(F['st:n']) or 0) then
-        local failed, count = string.sub(pairs_, q + 16, q + 16) == '1', tonumber(string.sub(pairs_, q + 17, q + 21))
-        local limit = failed and b[3] or b[2]
-        if limit > 0 and count >= limit then return count, limit, failed and 'error' or '' end
-      end
+    if q and string.sub(pairs_, q + 22, q + 33) == string.format('%012d', tonumber(F['st:n']) or 0) then
+      local failed, count = string.sub(pairs_, q + 16, q + 16) == '1', tonumber(string.sub(pairs_, q + 17, q + 21))
+      local limit = failed and b[3] or b[2]
+      if limit > 0 and count >= limit then return count, limit, failed and 'error' or '' end
     end
     -- A call equal but for ids and numbers to calls whose latest error repeated, nothing new between.
     local near = ARGV[6]
