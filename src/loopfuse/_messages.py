@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
+from ._shown import shown_tool
 from .breakers._text import CHANGE as _CHANGE
 from .breakers._text import REFUSED as _REFUSED
 from .breakers.registry import rule_messages
 from .decision import Denial
 
-__all__ = ["DEFAULT_MESSAGES", "RULE_MESSAGES", "STORE_DENIED", "denial_message", "shown_tool"]
-
-# A tool name is the caller's text, and a model can make one up: the texts show at most this
-# much of it (MCP's longest recommended name), so that a text's length stays bounded.
-TOOL_SHOWN = 128
+__all__ = ["DEFAULT_MESSAGES", "RULE_MESSAGES", "STORE_DENIED", "denial_message"]
 
 DEFAULT_MESSAGES = {
     "duplicate": (
@@ -61,8 +58,3 @@ def denial_message(
         return text.format(tool=tool, count=denial.count, limit=denial.limit, kind=denial.kind)
     values = {"count": denial.count, "limit": denial.limit, "window": window, "near_window": near_window}
     return (_REFUSED + sentence).format(tool=tool, **values)
-
-
-def shown_tool(tool: str) -> str:
-    """``tool`` as a text shows it: cut to ``TOOL_SHOWN`` characters, marked by "..."."""
-    return tool if len(tool) <= TOOL_SHOWN else tool[: TOOL_SHOWN - 3] + "..."

@@ -13,6 +13,8 @@ No message or attribute of these exceptions contains a tool call's argument valu
 
 from __future__ import annotations
 
+from ._shown import shown_tool
+
 __all__ = ["ConfigError", "LoopAbortedError", "LoopBrakeError", "LoopfuseError"]
 
 
@@ -39,7 +41,7 @@ class LoopBrakeError(LoopfuseError):
         self.hash_prefix = hash_prefix
         self.session_id = session_id
         super().__init__(
-            f"Loop brake: refused the identical {tool_name} call made {count} times in a row "
+            f"Loop brake: refused the identical {shown_tool(tool_name)} call made {count} times in a row "
             f"(at most {max_repeats} allowed, call hash {hash_prefix}). Stop repeating it: "
             "change your approach, or report to the user what is blocking you."
         )
@@ -55,5 +57,5 @@ class LoopAbortedError(LoopfuseError):
         self.kind = kind
         super().__init__(
             f"loopfuse stopped agent {agent!r}: it kept calling tools after {denials} denials "
-            f"in a row (last: {tool}, {kind}). The agent is stuck in a loop."
+            f"in a row (last: {shown_tool(tool)}, {kind}). The agent is stuck in a loop."
         )

@@ -13,10 +13,11 @@ from ._awaited import AwaitedCalls
 from ._calls import CallKey
 from ._guard_events import GuardEvents
 from ._invalid_turns import InvalidTurns
-from ._messages import STORE_DENIED, denial_message, shown_tool
+from ._messages import STORE_DENIED, denial_message
 from ._overrides import Overrides, allow_next_logged, paused_logged
 from ._result_reporting import ResultReporting
 from ._rounds import Rounds
+from ._shown import shown_tool
 from ._untrusted import BAD_TOOL, tool_name
 from ._wrapping import CURRENT_SESSION, guarded
 from .breakers import Breaker

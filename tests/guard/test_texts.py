@@ -1,8 +1,10 @@
-"""What the model reads: a tool name it made up cannot make a denial or a warning unbounded."""
+"""What the model reads: a tool name it made up cannot make a denial, a warning or a stop unbounded."""
 
 from __future__ import annotations
 
-from loopfuse import Guard
+import pytest
+
+from loopfuse import Guard, LoopAbortedError, LoopBrake, LoopBrakeError
 from tests.store_fixtures import GuardFactory
 
 LONG = "look_" + "x" * 20_000  # a name no framework checked, as a model may invent
@@ -29,3 +31,19 @@ def test_a_name_of_128_characters_is_shown_whole() -> None:
     guard = Guard()
     text = [guard.check(name, {"q": 1}, "a") for _ in range(7)][-1].message or ""
     assert f"this {name} call" in text
+
+
+def test_the_loop_brake_error_shows_the_name_cut_and_keeps_it_whole() -> None:
+    brake = LoopBrake(1)
+    brake.check(tool=LONG, args={"q": 1}, session="s")
+    with pytest.raises(LoopBrakeError) as info:
+        brake.check(tool=LONG, args={"q": 1}, session="s")
+    assert info.value.tool_name == LONG
+    assert f"refused the identical {LONG[:125]}... call made 2 times" in str(info.value)
+    assert LONG[:126] not in str(info.value)
+
+
+def test_a_stopped_run_shows_the_last_tool_cut() -> None:
+    error = LoopAbortedError(agent="a", tool=LONG, denials=3, kind="duplicate")
+    assert error.tool == LONG and f"(last: {LONG[:125]}..., duplicate)" in str(error)
+    assert LoopAbortedError(agent="a", tool="t" * 128, denials=3, kind=None).args[0].count("t" * 128) == 1
