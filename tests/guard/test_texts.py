@@ -47,3 +47,12 @@ def test_a_stopped_run_shows_the_last_tool_cut() -> None:
     error = LoopAbortedError(agent="a", tool=LONG, denials=3, kind="duplicate")
     assert error.tool == LONG and f"(last: {LONG[:125]}..., duplicate)" in str(error)
     assert LoopAbortedError(agent="a", tool="t" * 128, denials=3, kind=None).args[0].count("t" * 128) == 1
+
+
+def test_a_store_refusal_shows_the_name_cut() -> None:
+    store = {"url": "redis://127.0.0.1:1/0", "on_store_error": "deny", "timeout": 0.2, "connect_timeout": 0.2}
+    guard = Guard.from_config({"store": store})
+    decision = guard.check(LONG, {"q": 1}, "a")
+    assert decision.kind == "store" and decision.tool == LONG
+    assert (decision.message or "").startswith("loopfuse refused this " + LONG[:125] + "... call: ")
+    guard.close()
