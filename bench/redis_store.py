@@ -29,6 +29,7 @@ import redis
 from loopfuse import Guard
 
 CONFIG: dict[str, Any] = {"loop_brake": {"max_repeats": 3}}  # defaults: window 200, limit 6, cap 300
+AS_SCRIPTS: dict[str, Any] = {**CONFIG, "store": {"redis_functions": False}}  # EVALSHA, not FCALL
 KINDS = ("cap", "duplicate", "loop_brake", "same_error", "stall", "near_duplicate", "cycle", "failures")
 OFF: dict[str, Any] = {kind: {"enabled": False} for kind in KINDS}  # every breaker off
 
@@ -92,7 +93,13 @@ def summary(samples: list[float]) -> tuple[float, float]:
 def guard_for(url: str, prefix: str, delay: float = 0.5, config: dict[str, Any] = CONFIG) -> Guard:
     """A guard on ``url``; a round trip may take 2 s (not 0.25): on a busy machine a slow one
     would fail open and skip the network for 0.5 s, which would flatter the figures."""
-    store = {"url": url, "prefix": prefix, "result_flush_delay": delay, "timeout": 2.0}
+    store = {
+        "url": url,
+        "prefix": prefix,
+        "result_flush_delay": delay,
+        "timeout": 2.0,
+        **config.get("store", {}),
+    }
     return Guard.from_config({**config, "store": store})
 
 
@@ -116,17 +123,21 @@ def latency(url: str, n: int) -> None:
     client = redis.Redis.from_url(url)
     guard, memory = guard_for(url, f"bench{uuid.uuid4().hex[:6]}:"), Guard.from_config(CONFIG)
     two_trips = guard_for(url, f"bench{uuid.uuid4().hex[:6]}:", delay=0)
+    scripts = guard_for(url, f"bench{uuid.uuid4().hex[:6]}:", config=AS_SCRIPTS)
     timings(lambda i: client.ping(), 200)
-    timings(check_at(guard, "warm"), 200)
-    timings(tool_call_at(guard, "warm-results"), 200)
+    for warmed in (guard, scripts):
+        timings(check_at(warmed, "warm"), 200)
+        timings(tool_call_at(warmed, "warm-results"), 200)
     timings(tool_call_at(two_trips, "warm-results"), 200)
     rows = interleaved(
         {
             "PING (redis-py)": lambda i: client.ping(),
             "check, redis://": check_at(guard, "lat"),
+            "  same, as EVALSHA": check_at(scripts, "lat"),
             "check, memory://": check_at(memory, "lat"),
             "tool call, redis://": tool_call_at(guard, "res"),
-            "  same, 2 round trips": tool_call_at(two_trips, "res"),
+            "  the same, as EVALSHA": tool_call_at(scripts, "res"),
+            "  the same, 2 round trips": tool_call_at(two_trips, "res"),
             "tool call, memory://": tool_call_at(memory, "res"),
         },
         n,
@@ -137,21 +148,23 @@ def latency(url: str, n: int) -> None:
         median, p99 = summary(samples)
         print(f"  {name:<23} {median:>10.1f} {p99:>9.1f} {median / ping_median:>14.2f}")
     print("  (tool call: check + record_result, the result sent with the agent's next check;")
+    print("   as EVALSHA: [store] redis_functions = false, the scripts re-run their definitions each time;")
     print("   2 round trips: result_flush_delay = 0, each result sent at once, the previous form)")
-    failed = [guard.stats()["fail_open"] for guard in (guard, two_trips)]
+    failed = [guard.stats()["fail_open"] for guard in (guard, scripts, two_trips)]
     if any(failed):
         print(f"  fail-open checks during the run (the figures are off): {failed}")
-    guard.close()
-    two_trips.close()
+    for closed in (guard, scripts, two_trips):
+        closed.close()
 
 
 def server_time(url: str, n: int) -> None:
     """Redis's own time per script (``INFO commandstats``), without and with results, for the
     bench's configuration and for each breaker alone: what each part costs the server. (A guard
     without breakers sends nothing; the cap alone is the scripts' driver and one comparison.)"""
-    parts = {"all": CONFIG, **{f"{k} alone": {**OFF, k: CONFIG.get(k, {})} for k in KINDS}}
+    parts = {"all": CONFIG, "all, as EVALSHA": AS_SCRIPTS}
+    parts.update({f"{k} alone": {**OFF, k: CONFIG.get(k, {})} for k in KINDS})
     checks, tools = script_times(url, parts, check_at, n), script_times(url, parts, tool_call_at, n)
-    print("\nserver time per script (INFO commandstats: EVALSHA usec_per_call, median of 5 rounds)")
+    print("\nserver time per script (INFO commandstats: FCALL and EVALSHA usec, median of 5 rounds)")
     print(f"  {'breakers':<20} {'check us':>9} {'tool call us':>13} {'scripts per tool call':>22}")
     for part in parts:
         print(f"  {part:<20} {checks[part][0]:>9.1f} {tools[part][0]:>13.1f} {tools[part][1]:>22.2f}")
@@ -172,17 +185,24 @@ def script_times(
         timings(step(guard, "warm"), 200)
     for r in range(rounds):
         for part, run in steps.items():
-            before = client.info("commandstats")["cmdstat_evalsha"]
+            before = scripts_run(client)
             timings(run, n // rounds, r * (n // rounds))
-            after = client.info("commandstats")["cmdstat_evalsha"]
-            calls = max(1, after["calls"] - before["calls"])
-            samples[part].append(((after["usec"] - before["usec"]) / calls, calls / (n // rounds)))
+            after = scripts_run(client)
+            calls = max(1, after[1] - before[1])
+            samples[part].append(((after[0] - before[0]) / calls, calls / (n // rounds)))
     for guard in guards.values():
         guard.close()
     return {
         part: (statistics.median(u for u, _ in got), statistics.median(c for _, c in got))
         for part, got in samples.items()
     }
+
+
+def scripts_run(client: redis.Redis) -> tuple[int, int]:
+    """The server's microseconds in scripts so far, and how many ran (FCALL and EVALSHA)."""
+    stats = client.info("commandstats")
+    runs = [stats.get(f"cmdstat_{command}", {}) for command in ("fcall", "evalsha")]
+    return sum(run.get("usec", 0) for run in runs), sum(run.get("calls", 0) for run in runs)
 
 
 def throughput(url: str, per_process: int) -> None:

@@ -164,6 +164,8 @@ class StoreConfig:
     them all busy waits up to ``pool_timeout`` seconds for one (load is not an outage). A
     Redis store sends a reported result with the agent's next check (one round trip per tool
     call), or after ``result_flush_delay`` seconds without one (0: at once, its own round trip).
+    With ``redis_functions`` it loads its scripts as a Redis Function library (Redis 7.0+; a
+    server that refuses it gets ``EVALSHA``); false: ``EVALSHA`` only, nothing left in Redis.
     """
 
     url: str = "memory://"
@@ -175,9 +177,11 @@ class StoreConfig:
     max_connections: int = 20
     pool_timeout: float = 1.0
     result_flush_delay: float = 0.5
+    redis_functions: bool = True
 
     def __post_init__(self) -> None:
         s = "store"
+        check_bool(s, "redis_functions", self.redis_functions)
         check_store_url(s, "url", self.url)
         check_store_policy(s, "on_store_error", self.on_store_error)
         if not isinstance(self.prefix, str) or "{" in self.prefix or "}" in self.prefix:

@@ -66,6 +66,7 @@ def test_original_plugin_spellings_are_accepted() -> None:
         ({"circuit_breaker": {"incident_log": 5}}, ["incident_log", "5", "string"]),
         ({"loop_brake": {"max_repeats": 0}}, ["loop_brake", "max_repeats", "0"]),
         ({"guard": {"abort_after_denials": -2}}, ["guard", "abort_after_denials", "-2"]),
+        ({"store": {"redis_functions": "no"}}, ["store", "redis_functions", "'no'", "true or false"]),
         (
             {"circuit_breaker": {"duplicateLimit": 3, "duplicate_limit": 4}},
             ["duplicateLimit", "duplicate_limit"],

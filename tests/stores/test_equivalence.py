@@ -51,6 +51,9 @@ RESULTS_CONFIG = {
 # Each with a [store] result_flush_delay: 60 s, results go only with the agent's next check or a
 # flush; 1 ms, the flusher thread sends some of them, racing the checks.
 DELAYS = {"defaults": 60, "without_results_too": 0.001, "results_ignored": 60, "batch_tools": 0.001}
+# Whether the store runs its scripts as a Function library (FCALL) or as EVALSHA; the other
+# process on the same agents runs them the other way.
+FUNCTIONS = {"defaults": True, "without_results_too": False, "results_ignored": True, "batch_tools": False}
 VARIANTS: dict[str, dict[str, Any]] = {
     "defaults": {},
     "without_results_too": {
@@ -175,10 +178,12 @@ def test_memory_and_redis_agree_with_results(server: RedisServer, variant: str) 
                 "prefix": unique_prefix(),
                 "result_flush_delay": DELAYS[variant],
                 "timeout": SLOW_MACHINE,
+                "redis_functions": FUNCTIONS[variant],
             }
             self.guards = (Guard.from_config(config), Guard.from_config({**config, "store": store}))
             # Another process on the same agents that checks but never receives a result.
-            self.elsewhere = Guard.from_config({**config, "store": store})
+            other = {**store, "redis_functions": not FUNCTIONS[variant]}
+            self.elsewhere = Guard.from_config({**config, "store": other})
             self.listeners = (LastFirst(), LastFirst())
             self.outputs = Outputs()
             for guard, listener in zip(self.guards, self.listeners, strict=True):

@@ -25,6 +25,7 @@ from loopfuse.stores.redis_held import OVERALL, PER_AGENT
 from tests.store_fixtures import RedisServer, unique_prefix
 
 ONE_ERROR = {"same_error": {"limit": 1}}  # after one error, the next call of the tool is denied
+RUN = "FCALL"  # a round trip: a call of the function the store loaded
 
 
 class Sent:
@@ -104,9 +105,9 @@ def test_a_tool_call_costs_one_round_trip(own_redis: RedisServer, delay: float, 
     with sent(own_redis) as seen:
         for i in range(3, 23):
             tool_call(guard, i)
-        assert seen.names() == ["EVALSHA"] * 20 * per_call
+        assert seen.names() == [RUN] * 20 * per_call
         guard.close()
-        assert seen.names() == ["EVALSHA"] * (20 * per_call + (delay > 0))  # and the last result
+        assert seen.names() == [RUN] * (20 * per_call + (delay > 0))  # and the last result
 
 
 async def test_an_async_tool_call_costs_one_round_trip(own_redis: RedisServer) -> None:
@@ -123,9 +124,9 @@ async def test_an_async_tool_call_costs_one_round_trip(own_redis: RedisServer) -
     with sent(own_redis) as seen:
         for i in range(3, 23):
             await tool_call(i)
-        assert seen.names() == ["EVALSHA"] * 20
+        assert seen.names() == [RUN] * 20
         await guard.aclose()
-        assert seen.names() == ["EVALSHA"] * 21
+        assert seen.names() == [RUN] * 21
 
 
 def test_a_held_result_goes_after_the_delay(own_redis: RedisServer) -> None:
@@ -138,9 +139,9 @@ def test_a_held_result_goes_after_the_delay(own_redis: RedisServer) -> None:
     with sent(own_redis) as seen:
         failed_fetch(guard)
         time.sleep(0.1)
-        assert seen.names() == ["EVALSHA"]  # the check; the result is held
+        assert seen.names() == [RUN]  # the check; the result is held
         time.sleep(0.4)
-        assert seen.names() == ["EVALSHA"] * 2  # sent, with no next call
+        assert seen.names() == [RUN] * 2  # sent, with no next call
     assert fetch_kind(elsewhere) == "same_error"  # another process sees the error
     guard.close()
     elsewhere.close()
@@ -209,9 +210,9 @@ def test_an_agent_holding_too_many_results_sends_them(own_redis: RedisServer) ->
     with sent(own_redis) as seen:
         for i in range(PER_AGENT):  # a host reporting results faster than it checks calls
             guard.record_result("read", {"path": "/src/0"}, f"again {i}", "a", ok=True)
-        assert seen.names() == ["EVALSHA"]  # the first and the next PER_AGENT, in one round trip
+        assert seen.names() == [RUN]  # the first and the next PER_AGENT, in one round trip
         guard.record_result("read", {"path": "/src/0"}, "once more", "a", ok=True)
-        assert seen.names() == ["EVALSHA"]
+        assert seen.names() == [RUN]
     guard.close()
 
 
@@ -224,7 +225,7 @@ def test_too_many_held_results_overall_are_sent(own_redis: RedisServer) -> None:
         deadline = time.monotonic() + 20
         while len(seen.names()) < 2 * (OVERALL + 1) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert seen.names() == ["EVALSHA"] * 2 * (OVERALL + 1)  # every check, then every result
+        assert seen.names() == [RUN] * 2 * (OVERALL + 1)  # every check, then every result
     guard.close()
 
 

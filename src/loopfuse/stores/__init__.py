@@ -122,6 +122,7 @@ def store_spec(
         pool_timeout=store.pool_timeout,
         clock=clock,
         result_flush_delay=store.result_flush_delay,
+        redis_functions=store.redis_functions,
         warners=warners,
         on_result_lost=lost,
     )

@@ -45,6 +45,7 @@ class StoreSpec:
     pool_timeout: float = 1.0
     clock: Callable[[], float] = field(default=time.monotonic)
     result_flush_delay: float = 0.5
+    redis_functions: bool = True  # Redis: run the scripts as FCALL of a Function library
     on_result_lost: Callable[[str, Any, StoreUnavailableError], None] | None = None
     warners: tuple[Breaker, ...] = ()  # breakers' copies at their warn_at (breakers.build_warners)
 

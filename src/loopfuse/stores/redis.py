@@ -116,7 +116,9 @@ class RedisStore:
         expiry = self._idle_expiry if self._idle_expiry is not None else spec.idle_seconds
         self._ttl_ms = max(1, round(expiry * 1000))
         self._scripts = ScriptSet(breakers, spec.window, self._ttl_ms, spec.warners)
-        self._decide, self._flush = Script(self._scripts.decide), Script(self._scripts.flush)
+        scripts, library = self._scripts, self._scripts.library if spec.redis_functions else ""
+        self._decide = Script(scripts.decide, library, scripts.functions[0])
+        self._flush = Script(scripts.flush, library, scripts.functions[1])
         self._invalid = Script(INVALID_SCRIPT)
         self._io = (
             open_io(self._url(), self._pool_defaults()) if self._client is None else io_for(self._client)

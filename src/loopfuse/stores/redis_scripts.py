@@ -5,9 +5,11 @@ check carries them after its own arguments, a flush carries nothing else.
 
 Each script is the settings line, ``lua/common.lua``, the fragment of each of the guard's
 breakers (``lua/breakers/<kind>.lua``), ``lua/observe.lua``, ``lua/pending.lua`` and the driver
-(``lua/decide.lua`` or ``lua/flush.lua``). A fragment's header names the state hash fields it
-reads (``-- fields:``), all read by one ``HMGET`` per run, and what its unit does besides checking
-(``-- ops:``); a breaker outside the package names its fragment in ``lua_file``.
+(``lua/decide.lua`` or ``lua/flush.lua``). The same parts also make one Redis Function library
+(``ScriptSet.library``), whose two functions run only the per-call parts (``lua/pending.lua`` and
+a driver): the rest ran once, when Redis loaded it. A fragment's header names the state hash
+fields it reads (``-- fields:``), all read by one ``HMGET`` per run, and what its unit does
+besides checking (``-- ops:``); a breaker outside the package names its fragment in ``lua_file``.
 
 Lua numbers in Redis are doubles, so everything that needs 63-bit arithmetic (pair keys of a
 call or near-duplicate key and its result, digests, near-duplicate keys) is computed here and
@@ -16,6 +18,7 @@ sent as bytes; the scripts only compare.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from importlib import resources
 from pathlib import Path
@@ -97,7 +100,8 @@ class ScriptSet:
     def __init__(
         self, breakers: tuple[Breaker, ...], window: int, ttl_ms: int, warners: tuple[Breaker, ...] = ()
     ) -> None:
-        self.decide, self.flush = _assemble(breakers, warners, window, ttl_ms)
+        self.decide, self.flush, self.library = _assemble(breakers, warners, window, ttl_ms)
+        self.functions = _function_names(self.library)
         windows = [b for b in breakers if isinstance(b, WindowBreaker)]
         self._window = windows[0] if windows else None
         nears = [b for b in breakers if isinstance(b, NearDuplicateBreaker)]
@@ -178,17 +182,39 @@ class ScriptSet:
 
 def _assemble(
     breakers: tuple[Breaker, ...], warners: tuple[Breaker, ...], window: int, ttl_ms: int
-) -> tuple[str, str]:
-    """The decide and flush scripts of a guard: its settings, then the shared parts with the
-    fragment of each kind of its breakers (once, in the guard's order), then each driver."""
+) -> tuple[str, str, str]:
+    """The decide and flush scripts of a guard, and both as one Redis Function library: its
+    settings, then the definitions shared by both (the fragment of each kind of its breakers
+    once, in the guard's order), then what each runs per call (``lua/pending.lua``, its driver)."""
     sources: dict[str, str] = {b.kind: fragment_source(type(b)) for b in breakers}
     ops = {kind: fragment_ops(source) for kind, source in sources.items()}
     settings = ", ".join(filter(None, (_settings(breakers, ops), _settings(warners, {}))))
     header = f"local size, ttl, breakers = {window}, {ttl_ms}, {{{settings}}}\n"
     load_state, positions = _load_state(list(sources.values()))
-    applied = header + _COMMON + "".join(sources.values()) + _OBSERVE + _PENDING
-    decide = _resolve_fields(applied + _DECIDE, load_state, positions)
-    return decide, _resolve_fields(applied + _FLUSH, load_state, positions)
+    definitions = header + _COMMON + "".join(sources.values()) + _OBSERVE
+    decide, flush = _PENDING + _DECIDE, _PENDING + _FLUSH
+    scripts = (definitions + decide, definitions + flush, _library(definitions, decide, flush))
+    decide, flush, library = (_resolve_fields(script, load_state, positions) for script in scripts)
+    return decide, flush, library
+
+
+def _library(definitions: str, decide: str, flush: str) -> str:
+    """The library of functions ``<name>_decide`` and ``<name>_flush``, named by its content
+    (a guard with other settings loads a library of its own): the definitions run once, when
+    Redis loads it, and each call only sets ``KEYS`` and ``ARGV`` for the same per-call code."""
+    name = "loopfuse_" + hashlib.sha1((definitions + decide + flush).encode("utf-8")).hexdigest()[:24]
+    functions = "".join(
+        f"redis.register_function('{name}_{kind}', function(keys, args)\n"
+        f"KEYS, ARGV = keys, args\n{body}\nend)\n"
+        for kind, body in (("decide", decide), ("flush", flush))
+    )
+    return f"#!lua name={name}\nlocal KEYS, ARGV\n{definitions}{functions}"
+
+
+def _function_names(library: str) -> tuple[str, str]:
+    """The names of the decide and flush functions of ``library`` (``_library``)."""
+    name = library.split("\n", 1)[0].removeprefix("#!lua name=")
+    return f"{name}_decide", f"{name}_flush"
 
 
 def fragment_source(cls: type[Any]) -> str:

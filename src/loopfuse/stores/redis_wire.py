@@ -1,13 +1,16 @@
-"""The Redis store's round trips: each script run is one ``EVALSHA``, packed here and sent on a
-connection taken straight from a pool, without redis-py's per-command layers (argument encoding,
-reply callbacks, metrics), which cost about as much as a round trip on a local network.
+"""The Redis store's round trips: each script run is one ``FCALL`` of a function the store loaded
+(``EVALSHA`` where the server takes no functions), packed here and sent on a connection taken
+straight from a pool, without redis-py's per-command layers (argument encoding, reply
+callbacks, metrics), which cost about as much as a round trip on a local network.
 
 The store's own pools (``Pool``, and ``AsyncPool`` per event loop) keep at most
 ``max_connections`` connections, most recently used first; a caller waits up to ``pool_timeout``
 for a free one, then gets ``ConnectionError("No connection available.")`` as from redis-py's
 blocking pool. A pool of a ``redis.Redis`` (or ``redis.asyncio.Redis``) a host passed serves as
-well. A script Redis does not know (``NOSCRIPT``: a restart, a ``SCRIPT FLUSH``) is loaded on
-that connection and sent again; a dropped connection is retried as its ``retry`` says.
+well. A function or script Redis does not know (a restart, a ``FUNCTION FLUSH``) is loaded on
+that connection and sent again; a server that refuses functions (Redis before 7.0, an ACL
+without ``FUNCTION``, a read-only replica) gets the script as ``EVALSHA`` from then on. A
+dropped connection is retried as its ``retry`` says.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import NoPermissionError, NoScriptError, ResponseError
 
 __all__ = ["AsyncPool", "Pool", "Script", "arun", "run", "run_command"]
 
@@ -30,17 +33,32 @@ _LIVE: weakref.WeakSet[Pool] = weakref.WeakSet()
 
 
 class Script:
-    """One Lua script: its source, its SHA1 and the start of its ``EVALSHA`` command."""
+    """One Lua script: its source, its SHA1 and the start of its ``EVALSHA`` command; given the
+    Function ``library`` that holds it as ``function``, it runs as ``FCALL`` of that function
+    (none of the script's definitions re-run per call) until the server refuses functions."""
 
-    __slots__ = ("_head", "sha", "source")
+    __slots__ = ("_eval_head", "_head", "library", "sha", "source")
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, library: str = "", function: str = "") -> None:
         self.source = source
         self.sha = hashlib.sha1(source.encode("utf-8")).hexdigest()
-        self._head = b"$7\r\nEVALSHA\r\n$40\r\n" + self.sha.encode("ascii") + b"\r\n"
+        self._eval_head = b"$7\r\nEVALSHA\r\n$40\r\n" + self.sha.encode("ascii") + b"\r\n"
+        self.library = library if function else ""
+        name = function.encode("ascii")
+        self._head = b"$5\r\nFCALL\r\n$%d\r\n%b\r\n" % (len(name), name) if self.library else self._eval_head
+
+    @property
+    def as_function(self) -> bool:
+        """Whether the script is sent as ``FCALL`` (else ``EVALSHA``)."""
+        return self._head is not self._eval_head
+
+    def scripts_only(self) -> None:
+        """Send the script as ``EVALSHA`` from now on: the server has no functions (Redis before
+        7.0) or refuses to load them (an ACL, a read-only replica)."""
+        self._head = self._eval_head
 
     def packed(self, keys: Sequence[bytes], args: Sequence[bytes | int]) -> bytes:
-        """``EVALSHA <sha> <len(keys)> *keys *args`` in the Redis protocol."""
+        """``EVALSHA <sha>`` (or ``FCALL <function>``) ``<len(keys)> *keys *args`` in the Redis protocol."""
         count = b"%d" % len(keys)
         parts = [b"*%d\r\n%b$%d\r\n%b\r\n" % (3 + len(keys) + len(args), self._head, len(count), count)]
         for value in (*keys, *args):
@@ -52,33 +70,62 @@ class Script:
 def run(pool: Any, script: Script, keys: Sequence[bytes], args: Sequence[bytes | int]) -> Any:
     """Run ``script`` on a connection of ``pool`` (``get_connection``/``release``): its reply,
     or the error redis-py raises (``RedisError``, ``OSError``)."""
-    packed = script.packed(keys, args)
     conn = pool.get_connection()
     try:
         conn.connect()
         return conn.retry.call_with_retry(
-            lambda: _exchange(conn, script, packed), lambda _: conn.disconnect()
+            lambda: _exchange(conn, script, keys, args), lambda _: conn.disconnect()
         )
     finally:
         pool.release(conn)
 
 
-def _exchange(conn: Any, script: Script, packed: bytes) -> Any:
-    """Send ``packed``, read its reply; a connection left with a reply unread is closed."""
+def _exchange(conn: Any, script: Script, keys: Sequence[bytes], args: Sequence[bytes | int]) -> Any:
+    """Send the script, read its reply (loading it first if the server lacks it); a connection
+    left with a reply unread is closed."""
     try:
-        conn.send_packed_command([packed])
+        conn.send_packed_command([script.packed(keys, args)])
         try:
             return conn.read_response()
-        except NoScriptError:
-            conn.send_command("SCRIPT", "LOAD", script.source)
-            conn.read_response()
-            conn.send_packed_command([packed])
+        except ResponseError as exc:
+            if _refused(script, exc):
+                script.scripts_only()
+            elif not _missing(script, exc):
+                raise
+            _load(conn, script)
+            conn.send_packed_command([script.packed(keys, args)])
             return conn.read_response()
     except ResponseError:
         raise  # an error reply: the connection is fine
     except BaseException:
         conn.disconnect()
         raise
+
+
+def _missing(script: Script, exc: ResponseError) -> bool:
+    """Whether ``exc`` says the server lacks ``script`` as it was sent (no such script or
+    function: a restart, a flush), which loading it mends."""
+    return isinstance(exc, NoScriptError) or (script.as_function and "Function not found" in str(exc))
+
+
+def _refused(script: Script, exc: ResponseError) -> bool:
+    """Whether ``exc`` says the server takes no ``FCALL`` (Redis before 7.0, an ACL without it)."""
+    refused = isinstance(exc, NoPermissionError) or str(exc).startswith("unknown command")
+    return script.as_function and refused
+
+
+def _load(conn: Any, script: Script) -> None:
+    """Load ``script`` on ``conn``'s server: its library, or the script alone when the server
+    takes no library (the script is sent as ``EVALSHA`` from then on)."""
+    if script.as_function:
+        conn.send_command("FUNCTION", "LOAD", "REPLACE", script.library)
+        try:
+            conn.read_response()
+            return
+        except ResponseError:
+            script.scripts_only()
+    conn.send_command("SCRIPT", "LOAD", script.source)
+    conn.read_response()
 
 
 def run_command(pool: Any, *args: Any) -> Any:
@@ -104,7 +151,6 @@ def _command(conn: Any, args: tuple[Any, ...]) -> Any:
 
 async def arun(pool: Any, script: Script, keys: Sequence[bytes], args: Sequence[bytes | int]) -> Any:
     """``run`` on an asyncio pool (``AsyncPool`` or a ``redis.asyncio`` client's)."""
-    packed = script.packed(keys, args)
     conn = await pool.get_connection()
     try:
         await conn.connect()
@@ -112,26 +158,42 @@ async def arun(pool: Any, script: Script, keys: Sequence[bytes], args: Sequence[
         async def fail(_: BaseException) -> None:
             await conn.disconnect()
 
-        return await conn.retry.call_with_retry(lambda: _aexchange(conn, script, packed), fail)
+        return await conn.retry.call_with_retry(lambda: _aexchange(conn, script, keys, args), fail)
     finally:
         await pool.release(conn)
 
 
-async def _aexchange(conn: Any, script: Script, packed: bytes) -> Any:
+async def _aexchange(conn: Any, script: Script, keys: Sequence[bytes], args: Sequence[bytes | int]) -> Any:
     try:
-        await conn.send_packed_command([packed])
+        await conn.send_packed_command([script.packed(keys, args)])
         try:
             return await conn.read_response()
-        except NoScriptError:
-            await conn.send_command("SCRIPT", "LOAD", script.source)
-            await conn.read_response()
-            await conn.send_packed_command([packed])
+        except ResponseError as exc:
+            if _refused(script, exc):
+                script.scripts_only()
+            elif not _missing(script, exc):
+                raise
+            await _aload(conn, script)
+            await conn.send_packed_command([script.packed(keys, args)])
             return await conn.read_response()
     except ResponseError:
         raise
     except BaseException:
         await conn.disconnect(nowait=True)
         raise
+
+
+async def _aload(conn: Any, script: Script) -> None:
+    """``_load`` on an asyncio connection."""
+    if script.as_function:
+        await conn.send_command("FUNCTION", "LOAD", "REPLACE", script.library)
+        try:
+            await conn.read_response()
+            return
+        except ResponseError:
+            script.scripts_only()
+    await conn.send_command("SCRIPT", "LOAD", script.source)
+    await conn.read_response()
 
 
 class Pool:

@@ -12,7 +12,10 @@ local RESEND = -1  -- a check's answer "send this call again with every key and 
 
 -- The breakers' fragments (lua/breakers/<kind>.lua), by kind: each one function unit(op, b, x),
 -- b being the breaker's settings ({kind, setting...}, with b.warn set for a warner); one function
--- per fragment, not a table of them, as the script body (and each closure in it) runs on every call:
+-- per fragment, not a table of them, as an EVALSHA runs the script body (and makes each closure in
+-- it) on every call. A fragment's top level only defines: it runs once per load when the store
+-- runs the scripts as a Redis Function library (redis_scripts.py), so what one run keeps for later
+-- in the same run goes on x (the call or result table) or in F, never in a variable of the fragment:
 --   unit('check', b, c) -> nil | count, limit[, rule] | RESEND     c: the call (decide.lua)
 --   unit('refused', b, c)   the call was denied by this breaker
 --   unit('record', b, c)    the call was allowed
@@ -29,7 +32,7 @@ local RESEND = -1  -- a check's answer "send this call again with every key and 
 -- put(<quoted name>, value, old) sets a field when value differs from old: F sees it at once, Redis
 -- at the end of the run (save); the store writes the field's position in, as for F.
 
-local UNITS, F, OUT = {}, nil, {}
+local UNITS, F, OUT = {}, nil, nil  -- F and OUT: each run's own (pending.lua)
 
 local function put(at, field, value, old)
   if value ~= old then

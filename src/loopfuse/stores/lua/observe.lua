@@ -18,40 +18,37 @@
 -- records of the call key and the pair key of it and its result, the newest first.
 -- observe(arg) returns 1 when the result counted, else 0.
 
-local observe  -- defined only when the round trip carries results (ARGV[#ARGV] > 0, pending.lua)
-if tonumber(ARGV[#ARGV]) > 0 then
-  -- The window index of the awaiting call of `key`, taken off the awaited calls; nil if none.
-  local function awaited_entry(key, calls)
-    local index
-    local pending, awaited = F.pend or '', F.aw
-    local p = find_record(pending, key, RECORD)
-    if p then
-      index = tonumber(string.sub(pending, p + 8, p + RECORD - 1))
-      put('pend', string.sub(pending, 1, p - 1) .. string.sub(pending, p + RECORD))
-    elseif awaited == key then
-      index = calls - 1  -- the newest allowed call
-    end
-    if awaited and awaited ~= '' then put('aw', '') end
-    return index
+-- The window index of the awaiting call of `key`, taken off the awaited calls; nil if none.
+local function awaited_entry(key, calls)
+  local index
+  local pending, awaited = F.pend or '', F.aw
+  local p = find_record(pending, key, RECORD)
+  if p then
+    index = tonumber(string.sub(pending, p + 8, p + RECORD - 1))
+    put('pend', string.sub(pending, 1, p - 1) .. string.sub(pending, p + RECORD))
+  elseif awaited == key then
+    index = calls - 1  -- the newest allowed call
   end
+  if awaited and awaited ~= '' then put('aw', '') end
+  return index
+end
 
-  -- The state is written, and its expiry refreshed, once per round trip, after (flush.lua, decide.lua).
-  observe = function(arg)
-    local n = string.byte(arg, 50)
-    local r = {
-      key = string.sub(arg, 1, 8), result = string.sub(arg, 9, 16), pair = string.sub(arg, 17, 24),
-      failed = string.sub(arg, 25, 25) == '0', err = string.sub(arg, 26, 33),
-      near = string.sub(arg, 34, 41), near_pair = string.sub(arg, 42, 49),
-      digest = string.sub(arg, 51, 50 + n), tool = string.sub(arg, 51 + n),
-      calls = tonumber(F.calls) or 0, puts = tonumber(F.puts) or 0,
-    }
-    r.index = awaited_entry(r.key, r.calls)
-    if not r.index then return 0 end
-    for _, b in ipairs(breakers) do
-      if not b.warn and b[#b] % 8 >= 4 then UNITS[b[1]]('observe', b, r) end
-    end
-    put('lr', newest_first(F.lr or '', r.key .. r.pair, 16, size))
-    put('puts', r.puts + 1)
-    return 1
+-- The state is written, and its expiry refreshed, once per round trip, after (flush.lua, decide.lua).
+local function observe(arg)
+  local n = string.byte(arg, 50)
+  local r = {
+    key = string.sub(arg, 1, 8), result = string.sub(arg, 9, 16), pair = string.sub(arg, 17, 24),
+    failed = string.sub(arg, 25, 25) == '0', err = string.sub(arg, 26, 33),
+    near = string.sub(arg, 34, 41), near_pair = string.sub(arg, 42, 49),
+    digest = string.sub(arg, 51, 50 + n), tool = string.sub(arg, 51 + n),
+    calls = tonumber(F.calls) or 0, puts = tonumber(F.puts) or 0,
+  }
+  r.index = awaited_entry(r.key, r.calls)
+  if not r.index then return 0 end
+  for _, b in ipairs(breakers) do
+    if not b.warn and b[#b] % 8 >= 4 then UNITS[b[1]]('observe', b, r) end
   end
+  put('lr', newest_first(F.lr or '', r.key .. r.pair, 16, size))
+  put('puts', r.puts + 1)
+  return 1
 end

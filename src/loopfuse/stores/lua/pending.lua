@@ -6,7 +6,7 @@
 -- ARGV[#ARGV]  how many results the round trip carries; they come just before it, one argument
 --              each (observe.lua), after the round trip's own arguments (a check's: decide.lua)
 
-F = load_state()
+F, OUT = load_state(), {}
 local held = tonumber(ARGV[#ARGV])
 local counted = 0
 for i = #ARGV - held, #ARGV - 1 do

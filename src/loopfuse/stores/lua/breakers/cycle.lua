@@ -7,8 +7,6 @@
 -- fields: ch cr cm
 -- ops: check record observe
 
-local cycle_m = nil  -- the match counts, as the check read them
-
 -- The match counts m[2..k], stored as "m2,m3,...,mk", or '' when all are 0.
 local function cycle_matches(text, k)
   local m, p = {}, 2
@@ -36,8 +34,8 @@ UNITS['cycle'] = function(op, b, x)
     for p = 2, math.min(k, n) do
       local at = (n - p) * 8
       if string.sub(history, at + 1, at + 8) == x.key then
-        cycle_m = cycle_m or cycle_matches(F.cm, k)
-        local run = cycle_m[p] + 1
+        x.matches = x.matches or cycle_matches(F.cm, k)  -- kept on the call for its record
+        local run = x.matches[p] + 1
         if run > p * (b[3] - 1) then
           -- Judged when the last p calls are distinct and, where required, all have known results.
           local seen, outcomes, judged = {}, F.cr or '', true
@@ -56,7 +54,7 @@ UNITS['cycle'] = function(op, b, x)
     end
   elseif op == 'record' and (b[5] == 0 or x.puts > 0) then  -- only_with_results: from the first result
     -- The match counts, then the last k + 1 calls, their results unknown (NONE) until reported.
-    local matches = cycle_m or cycle_matches(F.cm, k)
+    local matches = x.matches or cycle_matches(F.cm, k)
     for p = 2, k do
       local at = (n - p) * 8
       matches[p] = (n >= p and string.sub(history, at + 1, at + 8) == x.key) and matches[p] + 1 or 0

@@ -1,0 +1,150 @@
+"""The Redis store runs its scripts as one Function library (``FCALL``), loads it again when the
+server lost it, and falls back to ``EVALSHA`` on a server that takes no functions, deciding the
+same every way. Each test runs a real redis-server of its own (``INFO commandstats`` tells
+which commands the clients sent)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loopfuse import Guard
+from tests.store_fixtures import RedisServer, unique_prefix
+
+SEARCH = ("search", {"q": "the same"})
+
+
+def guard_on(server: RedisServer, **store: Any) -> Guard:
+    return Guard.from_config({"store": {"url": server.url, "prefix": unique_prefix(), **store}})
+
+
+def first_denied(guard: Guard, between: Any = None, calls: int = 12) -> int:
+    """The index of the first denied call of a loop of one search, each result reported
+    (``between(i)`` runs before call i)."""
+    for i in range(calls):
+        if between is not None:
+            between(i)
+        decision = guard.check(*SEARCH, "a")
+        if not decision.allowed:
+            return i
+        guard.record_result(*SEARCH, "no results", "a", ok=True)
+    raise AssertionError("the loop was never denied")
+
+
+def sent(server: RedisServer, command: str) -> int:
+    """How many times clients sent ``command`` to the server."""
+    stats = server.client().info("commandstats")
+    return int(stats.get(f"cmdstat_{command}", {}).get("calls", 0))
+
+
+def libraries(server: RedisServer) -> list[str]:
+    entries = [dict(zip(entry[::2], entry[1::2], strict=True)) for entry in server.client().function_list()]
+    return [entry[b"library_name"].decode() for entry in entries]
+
+
+@pytest.fixture
+def expected(own_redis: RedisServer) -> int:
+    """Where the loop is denied on ``memory://``."""
+    return first_denied(Guard.from_config({}))
+
+
+def test_the_scripts_run_as_one_library(own_redis: RedisServer, expected: int) -> None:
+    guard = guard_on(own_redis)
+    assert first_denied(guard) == expected
+    guard.close()
+    [name] = libraries(own_redis)
+    assert name.startswith("loopfuse_")
+    assert sent(own_redis, "fcall") >= expected and sent(own_redis, "evalsha") == 0
+    assert guard.stats()["fail_open"] == {}
+
+
+def test_guards_of_other_settings_load_libraries_of_their_own(own_redis: RedisServer) -> None:
+    other = {"cap": {"limit": 9}, "store": {"url": own_redis.url, "prefix": unique_prefix()}}
+    guards = [guard_on(own_redis), guard_on(own_redis), Guard.from_config(other)]
+    for guard in guards:
+        assert guard.check(*SEARCH, "a").allowed
+        guard.close()
+    assert len(libraries(own_redis)) == 2
+
+
+def test_redis_functions_false_leaves_no_library(own_redis: RedisServer, expected: int) -> None:
+    guard = guard_on(own_redis, redis_functions=False)
+    assert first_denied(guard) == expected
+    guard.close()
+    assert libraries(own_redis) == []
+    assert sent(own_redis, "fcall") == 0 and sent(own_redis, "evalsha") >= expected
+
+
+def test_a_lost_library_is_loaded_again(own_redis: RedisServer, expected: int) -> None:
+    guard = guard_on(own_redis)
+
+    def flush_functions(i: int) -> None:
+        if i in (2, 4):
+            own_redis.client().function_flush()
+
+    assert first_denied(guard, flush_functions) == expected
+    guard.close()
+    assert guard.stats()["fail_open"] == {}
+    assert sent(own_redis, "evalsha") == 0
+
+
+REFUSING = {
+    "no FUNCTION (an ACL)": ((), "-function"),
+    "no FCALL (an ACL)": ((), "-fcall"),
+    "no FCALL command (as before Redis 7.0)": (("--rename-command", "FCALL", '""'), ""),
+}
+
+
+class Refusing:
+    """A server that takes no functions from the guard's user (``url``)."""
+
+    def __init__(self, server: RedisServer, acl: str) -> None:
+        self.server, self.url = server, server.url
+        if acl:
+            commands = ["+@all", acl]
+            server.client().acl_setuser(
+                "guard", enabled=True, passwords=["+pw"], keys=["*"], commands=commands
+            )
+            self.url = f"redis://guard:pw@127.0.0.1:{server.port}/0"
+
+    def guard(self) -> Guard:
+        return Guard.from_config({"store": {"url": self.url, "prefix": unique_prefix()}})
+
+
+@pytest.fixture(params=list(REFUSING))
+def refusing(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    extra, acl = REFUSING[request.param]
+    server = RedisServer(tmp_path, extra)
+    server.start()
+    yield Refusing(server, acl)
+    server.stop()
+
+
+def test_a_server_that_refuses_functions_gets_scripts(refusing: Refusing) -> None:
+    expected = first_denied(Guard.from_config({}))
+    guard = refusing.guard()
+    assert first_denied(guard) == expected
+    guard.close()
+    assert guard.stats()["fail_open"] == {}
+    assert sent(refusing.server, "evalsha") >= expected
+    assert libraries(refusing.server) == []
+
+
+def test_an_async_guard_loads_and_falls_back_alike(refusing: Refusing) -> None:
+    expected = first_denied(Guard.from_config({}))
+
+    async def loop() -> int:
+        guard = refusing.guard()
+        for i in range(12):
+            if not (await guard.acheck(*SEARCH, "a")).allowed:
+                await guard.aclose()
+                assert guard.stats()["fail_open"] == {}
+                return i
+            await guard.arecord_result(*SEARCH, "no results", "a", ok=True)
+        raise AssertionError("the loop was never denied")
+
+    assert asyncio.run(loop()) == expected
+    assert sent(refusing.server, "evalsha") >= expected
