@@ -98,6 +98,7 @@ def test_a_lost_library_is_loaded_again(own_redis: RedisServer, expected: int) -
     guard.close()
     assert guard.stats()["fail_open"] == {}
     assert sent(own_redis, "evalsha") == 0
+    assert len(libraries(own_redis)) == 1  # loaded again after each flush
 
 
 REFUSING = {
