@@ -189,7 +189,7 @@ def _assemble(
     sources: dict[str, str] = {b.kind: fragment_source(type(b)) for b in breakers}
     ops = {kind: fragment_ops(source) for kind, source in sources.items()}
     settings = ", ".join(filter(None, (_settings(breakers, ops), _settings(warners, {}))))
-    header = f"local size, ttl, breakers = {window}, {ttl_ms}, {{{settings}}}\n"
+    header = f"local size, ttl, breakers = {window}, {ttl_ms}, {{{settings}}}\n" + _op_lists(breakers, ops)
     load_state, positions = _load_state(list(sources.values()))
     definitions = header + _COMMON + "".join(sources.values()) + _OBSERVE
     decide, flush = _PENDING + _DECIDE, _PENDING + _FLUSH
@@ -283,6 +283,17 @@ def _settings(breakers: tuple[Breaker, ...], ops: dict[str, tuple[str, ...]]) ->
         "{" + ", ".join([f"'{b.kind}'", *map(str, b.lua_settings()), *_warn(b), *_ops(b, ops)]) + "}"
         for b in units
     )
+
+
+def _op_lists(breakers: tuple[Breaker, ...], ops: dict[str, tuple[str, ...]]) -> str:
+    """The line binding ``RECORDING``, ``OBSERVING`` and ``TOUCHING``: the settings of the
+    breakers whose unit has that op, in the guard's order (warners have none), so that the
+    drivers loop over those only."""
+    lists = [
+        ", ".join(f"breakers[{i}]" for i, b in enumerate(breakers, 1) if op in ops.get(b.kind, ()))
+        for op in ("record", "observe", "touch")
+    ]
+    return "local RECORDING, OBSERVING, TOUCHING = " + ", ".join(f"{{{ids}}}" for ids in lists) + "\n"
 
 
 def _ops(breaker: Any, ops: dict[str, tuple[str, ...]]) -> list[str]:

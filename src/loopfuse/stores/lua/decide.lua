@@ -1,8 +1,10 @@
 -- loopfuse: evaluate every breaker of one guard for one agent's call, atomically.
 --
--- The store prepends one line binding the guard's settings (so a check sends only its call):
+-- The store prepends two lines binding the guard's settings (so a check sends only its call):
 --   local size, ttl, breakers = <window length>, <idle expiry ms>, {{<kind>, <setting>...}, ...}
--- with the breakers in the guard's order (each kind's settings: its fragment's header); then
+--   local RECORDING, OBSERVING, TOUCHING = {breakers[i], ...}, {...}, {...}
+-- with the breakers in the guard's order (each kind's settings: its fragment's header), and
+-- those whose unit records, observes or touches (common.lua); then
 -- common.lua, the fragments of the guard's breakers (lua/breakers/<kind>.lua), observe.lua and
 -- pending.lua, which reads the agent's state and applies the results this process held back for
 -- the agent (ARGV after the check's own, see pending.lua) first, so the check sees them.
@@ -35,9 +37,7 @@ local key = c.key
 -- Write the state, refresh its expiry, and let the units with keys of their own refresh theirs.
 local function touch()
   save()
-  for _, b in ipairs(breakers) do
-    if not b.warn and b[#b] % 16 >= 8 then UNITS[b[1]]('touch', b) end
-  end
+  for _, b in ipairs(TOUCHING) do UNITS[b[1]]('touch', b) end
 end
 
 -- Evaluate the breakers in order; the first denial wins and records nothing else. A warner
@@ -71,9 +71,7 @@ end
 -- Allowed: every breaker records the call. Only the fields that change are written.
 put('calls', calls + 1)
 put('denials', 0, denials)
-for _, b in ipairs(breakers) do
-  if not b.warn and b[#b] % 4 >= 2 then UNITS[b[1]]('record', b, c) end
-end
+for _, b in ipairs(RECORDING) do UNITS[b[1]]('record', b, c) end
 -- The call now awaits its result: until the agent's first result only the newest call
 -- (its window index is calls), then the last PENDING calls (key and window index).
 if puts == 0 then

@@ -45,9 +45,7 @@ local function observe(arg)
   }
   r.index = awaited_entry(r.key, r.calls)
   if not r.index then return 0 end
-  for _, b in ipairs(breakers) do
-    if not b.warn and b[#b] % 8 >= 4 then UNITS[b[1]]('observe', b, r) end
-  end
+  for _, b in ipairs(OBSERVING) do UNITS[b[1]]('observe', b, r) end
   put('lr', newest_first(F.lr or '', r.key .. r.pair, 16, size))
   put('puts', r.puts + 1)
   return 1
