@@ -47,7 +47,6 @@ _DRIVER_FIELDS = ("calls", "denials", "puts", "aw", "pend", "lr")  # decide.lua'
 _FIELDS_LINE = re.compile(r"^-- fields:(.*)$", re.MULTILINE)
 _OPS_LINE = re.compile(r"^-- ops:(.*)$", re.MULTILINE)
 _OPS = ("check", "refused", "record", "observe", "touch")
-_OP_BITS = {"refused": 1, "record": 2, "observe": 4, "touch": 8}  # as lua/common.lua has()
 _FIELD_NAME = re.compile(r"[A-Za-z0-9_:]+")
 _FIELD_REF = re.compile(r"\bF(?:\.([A-Za-z_]\w*)|\['([^']+)'\])")
 _FIELD_PUT = re.compile(r"\bput\('([^']+)'")
@@ -188,7 +187,7 @@ def _assemble(
     once, in the guard's order), then what each runs per call (``lua/pending.lua``, its driver)."""
     sources: dict[str, str] = {b.kind: fragment_source(type(b)) for b in breakers}
     ops = {kind: fragment_ops(source) for kind, source in sources.items()}
-    settings = ", ".join(filter(None, (_settings(breakers, ops), _settings(warners, {}))))
+    settings = ", ".join(filter(None, (_settings(breakers), _settings(warners))))
     header = f"local size, ttl, breakers = {window}, {ttl_ms}, {{{settings}}}\n" + _op_lists(breakers, ops)
     load_state, positions = _load_state(list(sources.values()))
     definitions = header + _COMMON + "".join(sources.values()) + _OBSERVE
@@ -273,33 +272,26 @@ def _tool_id(tool: str) -> bytes:
     return b"=" + tool.encode("utf-8", "surrogatepass")
 
 
-def _settings(breakers: tuple[Breaker, ...], ops: dict[str, tuple[str, ...]]) -> str:
-    """Each breaker as ``{kind, setting..., ops}``, ops the sum of ``_OP_BITS`` of what its unit
-    does besides checking (an array entry: a hash field per op costs each run an allocation);
-    a warner (a copy at ``warn_at``, given no ops) is ``{kind, setting..., warn = <warn_at>}``:
-    the scripts let it warn, never deny or record."""
-    units: list[Any] = list(breakers)
+def _settings(breakers: tuple[Breaker, ...]) -> str:
+    """Each breaker as ``{kind, setting...}``; a warner (a copy at ``warn_at``) as
+    ``{kind, setting..., warn = <warn_at>}``: the scripts let it warn, never deny or record."""
+    units: list[Any] = list(breakers)  # the registry's own breakers: each has lua_settings
     return ", ".join(
-        "{" + ", ".join([f"'{b.kind}'", *map(str, b.lua_settings()), *_warn(b), *_ops(b, ops)]) + "}"
-        for b in units
+        "{" + ", ".join([f"'{b.kind}'", *map(str, b.lua_settings()), *_warn(b)]) + "}" for b in units
     )
 
 
 def _op_lists(breakers: tuple[Breaker, ...], ops: dict[str, tuple[str, ...]]) -> str:
-    """The line binding ``RECORDING``, ``OBSERVING`` and ``TOUCHING``: the settings of the
-    breakers whose unit has that op, in the guard's order (warners have none), so that the
-    drivers loop over those only."""
-    lists = [
-        ", ".join(f"breakers[{i}]" for i, b in enumerate(breakers, 1) if op in ops.get(b.kind, ()))
-        for op in ("record", "observe", "touch")
-    ]
-    return "local RECORDING, OBSERVING, TOUCHING = " + ", ".join(f"{{{ids}}}" for ids in lists) + "\n"
+    """The line binding ``RECORDING``, ``OBSERVING`` and ``TOUCHING``, the settings of the
+    breakers whose unit has that op in the guard's order, which the drivers loop over; and
+    ``REFUSING``, the set of those whose unit has ``refused`` (warners have no op)."""
 
+    def having(op: str) -> list[str]:
+        return [f"breakers[{i}]" for i, b in enumerate(breakers, 1) if op in ops.get(b.kind, ())]
 
-def _ops(breaker: Any, ops: dict[str, tuple[str, ...]]) -> list[str]:
-    if breaker.kind not in ops:
-        return []
-    return [str(sum(_OP_BITS[op] for op in ops[breaker.kind]))]
+    lists = [f"{{{', '.join(having(op))}}}" for op in ("record", "observe", "touch")]
+    refusing = "{" + ", ".join(f"[{b}] = true" for b in having("refused")) + "}"
+    return f"local RECORDING, OBSERVING, TOUCHING, REFUSING = {', '.join(lists)}, {refusing}\n"
 
 
 def _warn(breaker: Any) -> list[str]:

@@ -2,9 +2,9 @@
 --
 -- The store prepends two lines binding the guard's settings (so a check sends only its call):
 --   local size, ttl, breakers = <window length>, <idle expiry ms>, {{<kind>, <setting>...}, ...}
---   local RECORDING, OBSERVING, TOUCHING = {breakers[i], ...}, {...}, {...}
+--   local RECORDING, OBSERVING, TOUCHING, REFUSING = {breakers[i], ...}, {...}, {...}, {[breakers[j]] = true}
 -- with the breakers in the guard's order (each kind's settings: its fragment's header), and
--- those whose unit records, observes or touches (common.lua); then
+-- those whose unit records, observes, touches or hears it refused a call (common.lua); then
 -- common.lua, the fragments of the guard's breakers (lua/breakers/<kind>.lua), observe.lua and
 -- pending.lua, which reads the agent's state and applies the results this process held back for
 -- the agent (ARGV after the check's own, see pending.lua) first, so the check sees them.
@@ -54,7 +54,7 @@ for _, b in ipairs(breakers) do
     -- Denied: its bookkeeping, and a result of this call reported from now on is the denied
     -- one's (the wait ends).
     local first = redis.call('HSETNX', KEYS[1], 'first:' .. kind, 1)
-    if b[#b] % 2 >= 1 then UNITS[kind]('refused', b, c) end
+    if REFUSING[b] then UNITS[kind]('refused', b, c) end
     put('denials', denials + 1)
     if puts == 0 then
       if F.aw == key then put('aw', '') end
