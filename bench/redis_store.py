@@ -268,6 +268,24 @@ def bytes_per_agent(url: str) -> None:
         guard.close()
 
 
+def library_bytes(url: str) -> None:
+    """What one guard configuration's Function library takes in Redis: its code and its Lua state
+    (``INFO memory``, before and after a guard of a configuration of its own loads it; the Lua
+    state's share moves with its garbage collector, by tens of KB from run to run)."""
+    client = redis.Redis.from_url(url)
+
+    def used() -> int:
+        memory = client.info("memory")
+        return int(memory["used_memory_functions"]) + int(memory["used_memory_vm_functions"])
+
+    before = used()
+    own = {**CONFIG, "cap": {"limit": 1000 + int(uuid.uuid4().int % 1000)}}  # a library of its own
+    guard = guard_for(url, f"lib{uuid.uuid4().hex[:6]}:", config=own)
+    guard.check("read", {"path": "/src/a.py"}, "agent")
+    guard.close()
+    print(f"\nbytes of one Function library in Redis (code and Lua state): {used() - before}")
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         worker(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
@@ -284,6 +302,7 @@ def main() -> None:
         server_time(url, 2000)
         throughput(url, opts.per_process)
         bytes_per_agent(url)
+        library_bytes(url)
 
 
 @contextmanager
