@@ -21,8 +21,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .base import StoreUnavailableError
 
@@ -36,10 +35,10 @@ LINGER = 5.0  # an idle flusher thread ends after this long without results to s
 _LIVE: weakref.WeakSet[HeldResults] = weakref.WeakSet()
 
 
-@dataclass(frozen=True, slots=True)
-class Held:
+class Held(NamedTuple):
     """One reported result: the tool (for the lost-result report), the agent as the host named
-    it, and the result as ``lua/observe.lua`` reads it."""
+    it, and the result as ``lua/observe.lua`` reads it (a named tuple: made on every result,
+    at a third of a frozen dataclass's cost)."""
 
     tool: str
     agent: Any
@@ -71,6 +70,7 @@ class HeldResults:
         self._landing = threading.Condition(self._lock)  # round trips wait on it for a flight
         self._held: dict[str, tuple[float, list[Held]]] = {}  # oldest first: the order of arrival
         self._flying: set[str] = set()
+        self._waiting = 0  # round trips waiting for a flight to land (notify_all costs ~1 us even for none)
         self._count = 0
         self._thread: threading.Thread | None = None
         self._idle = False  # the thread waits for a first result, not for a result's delay
@@ -102,8 +102,16 @@ class HeldResults:
         anything else)."""
         with self._lock:
             while agent_id in self._flying:
-                self._landing.wait(FLIGHT_WAIT)
+                self._wait_for_flight()
             return Flight(self, agent_id, self._take(agent_id))
+
+    def _wait_for_flight(self) -> None:
+        """Wait (under the lock) for a round trip to land, ``FLIGHT_WAIT`` seconds at most."""
+        self._waiting += 1
+        try:
+            self._landing.wait(FLIGHT_WAIT)
+        finally:
+            self._waiting -= 1
 
     async def acarrying(self, agent_id: str) -> Flight:
         """``carrying`` for a coroutine: another round trip is waited for in a thread."""
@@ -116,7 +124,7 @@ class HeldResults:
     def _wait_landing(self, agent_id: str) -> None:
         with self._lock:
             if agent_id in self._flying:
-                self._landing.wait(FLIGHT_WAIT)
+                self._wait_for_flight()
 
     def _take(self, agent_id: str) -> list[Held]:
         """The agent's held results, now in flight (under the lock; empty: nothing to carry)."""
@@ -132,7 +140,8 @@ class HeldResults:
         if held:
             with self._lock:
                 self._flying.discard(agent_id)
-                self._landing.notify_all()
+                if self._waiting:
+                    self._landing.notify_all()
         if failure is not None and self._lost is not None:
             for one in held:
                 self._lost(one.tool, one.agent, failure)

@@ -22,6 +22,8 @@ from redis.retry import Retry
 from .redis_pool import pool_options
 from .redis_wire import AsyncPool, Pool, Script, arun, run, run_command
 
+_KEYS_KEPT = 4096  # encoded agent keys kept by a WireIO (a check costs a dict lookup, not an encoding)
+
 __all__ = [
     "AsyncClientIO",
     "AsyncWireIO",
@@ -40,10 +42,18 @@ class WireIO:
 
     def __init__(self, pool: Any, encode: Callable[[str], bytes], own: bool) -> None:
         self._pool, self._encode, self._own = pool, encode, own
+        self._encoded: dict[str, bytes] = {}  # the keys of the agents seen last, encoded
 
     def script(self, script: Script, keys: Sequence[str], args: Sequence[bytes | int]) -> Any:
-        encode = self._encode
-        return run(self._pool, script, [encode(key) for key in keys], args)
+        return run(
+            self._pool, script, [self._encoded.get(key) or self._encoded_key(key) for key in keys], args
+        )
+
+    def _encoded_key(self, key: str) -> bytes:
+        if len(self._encoded) >= _KEYS_KEPT:
+            self._encoded.clear()
+        encoded = self._encoded[key] = self._encode(key)
+        return encoded
 
     def delete(self, keys: Sequence[str]) -> None:
         run_command(self._pool, "DEL", *keys)

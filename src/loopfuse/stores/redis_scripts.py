@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import struct
 from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -52,6 +53,9 @@ _FIELD_REF = re.compile(r"\bF(?:\.([A-Za-z_]\w*)|\['([^']+)'\])")
 _FIELD_PUT = re.compile(r"\bput\('([^']+)'")
 _UNSENT = b""  # a near-duplicate key not computed (the guard has seen no result yet)
 _TOOLS_KEPT = 1024
+# A result's fixed fields as lua/observe.lua reads them: call key, result digest, their pair key,
+# '0' for a failure (else '1'), error digest, near key, its pair key, the full digest's length.
+_RESULT_HEAD = struct.Struct(">QQQcQQQB")
 
 
 class _Tool(NamedTuple):
@@ -138,19 +142,20 @@ class ScriptSet:
         """One result as one argument (its fields: ``lua/observe.lua``), sent with the agent's
         next round trip."""
         near = call.near if self._near is not None else 0
-        near_pair = pair_key(near, result.digest) if near else 0
-        fields = (call.key, result.digest, pair_key(call.key, result.digest))
-        errors = (result.error, near, near_pair)
-        return b"".join(
-            (
-                *(v.to_bytes(8, "big") for v in fields),
-                b"0" if result.ok is False else b"1",
-                *(v.to_bytes(8, "big") for v in errors),
-                len(call.full).to_bytes(1, "big"),
-                call.full,
-                self._error_scope(call),
-            )
+        digest = result.digest
+        near_pair = pair_key(near, digest) if near else 0
+        failed = b"0" if result.ok is False else b"1"
+        head = _RESULT_HEAD.pack(
+            call.key,
+            digest,
+            pair_key(call.key, digest),
+            failed,
+            result.error,
+            near,
+            near_pair,
+            len(call.full),
         )
+        return head + call.full + self._error_scope(call)
 
     @staticmethod
     def carrying(args: list[Any], results: list[bytes]) -> list[Any]:

@@ -30,6 +30,9 @@ from redis.exceptions import NoPermissionError, NoScriptError, ResponseError
 __all__ = ["AsyncPool", "Pool", "Script", "arun", "run", "run_command"]
 
 _LIVE: weakref.WeakSet[Pool] = weakref.WeakSet()
+# The end of one part of a command and the length line of the next, for the usual lengths
+# (formatting them on every call cost as much as the rest of the packing).
+_BULK = [b"\r\n$%d\r\n" % size for size in range(256)]
 
 
 class Script:
@@ -59,11 +62,14 @@ class Script:
 
     def packed(self, keys: Sequence[bytes], args: Sequence[bytes | int]) -> bytes:
         """``EVALSHA <sha>`` (or ``FCALL <function>``) ``<len(keys)> *keys *args`` in the Redis protocol."""
-        count = b"%d" % len(keys)
-        parts = [b"*%d\r\n%b$%d\r\n%b\r\n" % (3 + len(keys) + len(args), self._head, len(count), count)]
+        count = len(keys)
+        parts = [b"*%d\r\n%b$%d\r\n%d" % (3 + count + len(args), self._head, len(b"%d" % count), count)]
         for value in (*keys, *args):
-            data = b"%d" % value if isinstance(value, int) else value
-            parts.append(b"$%d\r\n%b\r\n" % (len(data), data))
+            if isinstance(value, int):
+                value = b"%d" % value
+            size = len(value)
+            parts += (_BULK[size] if size < 256 else b"\r\n$%d\r\n" % size), value
+        parts.append(b"\r\n")
         return b"".join(parts)
 
 
@@ -71,8 +77,7 @@ def run(pool: Any, script: Script, keys: Sequence[bytes], args: Sequence[bytes |
     """Run ``script`` on a connection of ``pool`` (``get_connection``/``release``): its reply,
     or the error redis-py raises (``RedisError``, ``OSError``)."""
     conn = pool.get_connection()
-    try:
-        conn.connect()
+    try:  # (the connection connects on its first send, a failure there retried as any other)
         return conn.retry.call_with_retry(
             lambda: _exchange(conn, script, keys, args), lambda _: conn.disconnect()
         )
@@ -207,13 +212,15 @@ class Pool:
         _LIVE.add(self)
 
     def _reset(self) -> None:
-        self._free = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()  # taken directly: a Condition's own ``with`` is Python code
+        self._free = threading.Condition(self._lock)
         self._idle: list[Any] = []
         self._count = 0
+        self._waiting = 0  # callers waiting for a connection (a notify costs ~1 us even for none)
         self._closed = False
 
     def get_connection(self) -> Any:
-        with self._free:
+        with self._lock:
             if not self._idle and self._count >= self._size:
                 self._wait()
             if self._idle:
@@ -228,15 +235,20 @@ class Pool:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise RedisConnectionError("No connection available.")
-            self._free.wait(left)
+            self._waiting += 1
+            try:
+                self._free.wait(left)
+            finally:
+                self._waiting -= 1
 
     def release(self, conn: Any) -> None:
-        with self._free:
+        with self._lock:
             if self._closed:
                 conn.disconnect()
             else:
                 self._idle.append(conn)
-            self._free.notify()
+            if self._waiting:
+                self._free.notify()
 
     def disconnect(self) -> None:
         """Close the idle connections, and those in use as they come back."""
