@@ -27,6 +27,8 @@ from typing import Any
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoPermissionError, NoScriptError, ResponseError
 
+from .redis_reply import reply
+
 __all__ = ["AsyncPool", "Pool", "Script", "arun", "run", "run_command"]
 
 _LIVE: weakref.WeakSet[Pool] = weakref.WeakSet()
@@ -91,7 +93,7 @@ def _exchange(conn: Any, script: Script, keys: Sequence[bytes], args: Sequence[b
     try:
         conn.send_packed_command([script.packed(keys, args)])
         try:
-            return conn.read_response()
+            return reply(conn)
         except ResponseError as exc:
             if _refused(script, exc):
                 script.scripts_only()
@@ -99,7 +101,7 @@ def _exchange(conn: Any, script: Script, keys: Sequence[bytes], args: Sequence[b
                 raise
             _load(conn, script)
             conn.send_packed_command([script.packed(keys, args)])
-            return conn.read_response()
+            return reply(conn)
     except ResponseError:
         raise  # an error reply: the connection is fine
     except BaseException:
