@@ -238,6 +238,30 @@ def test_forget_drops_held_results(own_redis: RedisServer) -> None:
     assert own_redis.client().keys(prefix + "*") == []
 
 
+def test_checks_waiting_for_an_agents_results_go_as_soon_as_they_land(own_redis: RedisServer) -> None:
+    """Checks of one agent wait while another round trip carries its results (so that Redis
+    applies them in order), and go the moment it lands, not after the wait's 5 s cap."""
+    store = {"url": own_redis.url, "prefix": unique_prefix(), "result_flush_delay": 60, "timeout": 10}
+    guard = Guard.from_config({"store": store})
+    tool_call(guard, 0)  # its result is held for the agent's next round trip
+    own_redis.pause()  # the first check below carries it, and stays in flight until resumed
+    decisions: list[bool] = []
+    checks = [
+        threading.Thread(target=lambda i=i: decisions.append(guard.check("read", {"n": i}, "a").allowed))
+        for i in range(4)
+    ]
+    for check in checks:
+        check.start()
+    time.sleep(0.3)
+    own_redis.resume()
+    landed = time.monotonic()
+    for check in checks:
+        check.join(10)
+    assert time.monotonic() - landed < 2.5
+    assert decisions == [True] * 4
+    guard.close()
+
+
 def test_results_lost_at_a_timed_flush_are_counted_once(
     own_redis: RedisServer, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -123,9 +123,19 @@ def test_a_closed_connection_and_a_silent_one_raise_redis_errors(
 
 def test_an_unknown_reply_type_is_a_protocol_error(pair: tuple[socket.socket, socket.socket]) -> None:
     ours, server = pair
-    server.sendall(b">2\r\n$7\r\nmessage\r\n$1\r\nx\r\n")
+    server.sendall(b"?2\r\n")
     with pytest.raises(InvalidResponse):
         reply(Conn(ours))
+
+
+def test_a_push_message_or_attributes_before_the_reply_are_skipped(
+    pair: tuple[socket.socket, socket.socket],
+) -> None:
+    ours, server = pair
+    server.sendall(b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n:0\r\n")
+    assert reply(Conn(ours)) == 0
+    server.sendall(b"|1\r\n+ttl\r\n:3\r\n*1\r\n:7\r\n")
+    assert reply(Conn(ours)) == [7]
 
 
 def test_a_connection_without_a_socket_of_its_own_is_read_by_redis_py(redis_server: RedisServer) -> None:

@@ -3,7 +3,8 @@
 redis-py's reader (a buffer object, a parser object and their checks, in Python) costs about a
 fifth of a Redis tool call's Python; a script's reply is small (``:0`` when the call is allowed)
 and comes in one ``recv``. ``reply(conn)`` reads it so, and parses the few RESP types a script
-returns; it raises what redis-py's reader raises for the same failures (``TimeoutError``,
+returns (a RESP3 push message or attributes before it are skipped); it raises what redis-py's
+reader raises for the same failures (``TimeoutError``,
 ``ConnectionError`` and the ``ResponseError`` subclasses of an error reply), so retries and
 error handling stay the same. A connection redis-py does not give a plain socket (``_sock``)
 is read by redis-py. Only the script round trips read here: every other command on the
@@ -23,6 +24,7 @@ __all__ = ["reply"]
 
 _ALLOWED = b":0\r\n"  # decide.lua's reply for an allowed call: nearly every round trip
 _CHUNK = 65536
+_BEFORE_REPLY = {b">": 1, b"|": 2}  # RESP3 types that may come first: values per count
 
 
 def reply(conn: Any) -> Any:
@@ -83,6 +85,10 @@ class _Reader:
             return None
         if kind == b"-":
             return _error(rest.decode("utf-8", "replace"))
+        if kind in _BEFORE_REPLY:  # RESP3's push message or attributes: the reply follows
+            for _ in range(int(rest) * _BEFORE_REPLY[kind]):
+                self.value()
+            return self.value()
         raise InvalidResponse(f"Protocol error, got {kind!r} as reply type byte")
 
     def _line(self) -> bytes:
