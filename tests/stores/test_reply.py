@@ -126,6 +126,9 @@ def test_an_unknown_reply_type_is_a_protocol_error(pair: tuple[socket.socket, so
     server.sendall(b"?2\r\n")
     with pytest.raises(InvalidResponse):
         reply(Conn(ours))
+    server.sendall(b"$x1\r\n")
+    with pytest.raises(InvalidResponse):
+        reply(Conn(ours))
 
 
 def test_a_push_message_or_attributes_before_the_reply_are_skipped(

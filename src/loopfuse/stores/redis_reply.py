@@ -36,7 +36,10 @@ def reply(conn: Any) -> Any:
     data = _received(sock)
     if data == _ALLOWED:
         return 0
-    value = _Reader(sock, data).value()
+    try:
+        value = _Reader(sock, data).value()
+    except ValueError as exc:  # a length or integer that is not one: not a Redis server's reply
+        raise InvalidResponse(f"Protocol error: {exc}") from exc
     if isinstance(value, ResponseError):
         raise value
     return value
