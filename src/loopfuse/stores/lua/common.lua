@@ -21,10 +21,10 @@ local RESEND = -1  -- a check's answer "send this call again with every key and 
 --   unit('record', b, c)    the call was allowed
 --   unit('observe', b, r)   the result r of an awaited call (observe.lua)
 --   unit('touch', b)        refresh the expiry of keys of its own (none of the package's has any)
--- A fragment's "-- ops:" header line names those it has, and a Lua call costs about 0.2 us, so
--- none is made for nothing: the store's second settings line binds RECORDING, OBSERVING and
--- TOUCHING, the settings of the breakers with that op, which the drivers loop over, and
--- REFUSING, the set of those with refused. A warner (b.warn) only checks.
+-- A fragment's "-- ops:" header line names those it has, so that no unit is called for an op
+-- it lacks: the store's second settings line binds RECORDING, OBSERVING and TOUCHING, the
+-- settings of the breakers with that op, which the drivers loop over, and REFUSING, the set of
+-- those with refused. A warner (b.warn) only checks.
 -- F holds the agent's state hash fields (false when absent): the driver's and those each
 -- fragment declares in its "-- fields:" header line, read by one HMGET at the start of the run
 -- (the store writes it out where pending.lua calls load_state). Code names a field as F.<name>
