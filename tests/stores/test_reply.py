@@ -98,23 +98,18 @@ def pair() -> Iterator[tuple[socket.socket, socket.socket]]:
     theirs.close()
 
 
-def test_a_reply_still_arriving_is_left_whole_to_the_reader(
-    pair: tuple[socket.socket, socket.socket],
+@pytest.mark.parametrize(
+    ("now", "later"), [(b":0", b"\r\n"), (b">1\r\n:0\r\n", b"")], ids=["still arriving", "push first"]
+)
+def test_what_the_fast_path_does_not_take_is_left_whole_to_the_reader(
+    pair: tuple[socket.socket, socket.socket], now: bytes, later: bytes
 ) -> None:
     ours, theirs = pair
-    theirs.sendall(b":0")
-    later = threading.Timer(0.05, lambda: theirs.sendall(b"\r\n"))
-    later.start()
-    assert reply(Peer(ours)) == b":0\r\n"  # not taken by the fast path: read as it came
-    later.join()
-
-
-def test_a_push_message_before_the_reply_is_left_to_the_reader(
-    pair: tuple[socket.socket, socket.socket],
-) -> None:
-    ours, theirs = pair
-    theirs.sendall(b">1\r\n:0\r\n")
-    assert reply(Peer(ours)) == b">1\r\n:0\r\n"  # all of it, the push first
+    theirs.sendall(now)
+    rest = threading.Timer(0.05, lambda: theirs.sendall(later))
+    rest.start()
+    assert reply(Peer(ours)) == now + later  # read as it came, a push message first
+    rest.join()
 
 
 def test_a_connection_without_a_plain_socket_is_read_by_redis_py(
