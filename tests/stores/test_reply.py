@@ -1,6 +1,6 @@
-"""The Redis store takes a script's usual reply (``:0``, allowed) from the socket itself and
-leaves every other reply to redis-py's reader (``redis_reply``): the values, errors and
-decisions are redis-py's, and the connection stays in step with the server."""
+"""The Redis store writes a script's command to the socket itself and takes its usual reply
+(``:0``, allowed) from it, leaving every other reply to redis-py's reader (``redis_reply``):
+the values, errors and decisions are redis-py's, and the connection stays in step."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 import redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from loopfuse import Guard
-from loopfuse.stores.redis_reply import reply
+from loopfuse.stores.redis_reply import reply, send
 from tests.store_fixtures import RedisServer, unique_prefix
 
 
@@ -73,6 +74,43 @@ def test_a_silent_server_times_out_as_redis_py_says(own_redis: RedisServer) -> N
     finally:
         own_redis.resume()
         connection.disconnect()
+
+
+def packed_eval(script: str) -> bytes:
+    return b"*3\r\n$4\r\nEVAL\r\n$%d\r\n%b\r\n$1\r\n0\r\n" % (len(script), script.encode())
+
+
+def test_send_connects_a_new_connection_and_keeps_it_in_step(redis_server: RedisServer) -> None:
+    connection = redis.Connection(host="127.0.0.1", port=redis_server.port)
+    for _ in range(3):
+        send(connection, packed_eval("return 0"))  # the first connects (by redis-py)
+        assert reply(connection) == 0
+    send(connection, packed_eval("return {1, 'two'}"))
+    assert reply(connection) == [1, b"two"]
+    connection.disconnect()
+
+
+def test_send_leaves_health_checks_to_redis_py(redis_server: RedisServer) -> None:
+    connection = redis.Connection(host="127.0.0.1", port=redis_server.port, health_check_interval=30)
+    connection.connect()
+    connection.next_health_check = 0  # one is due
+    send(connection, packed_eval("return 0"))
+    assert reply(connection) == 0
+    assert connection.next_health_check > 0  # redis-py sent it, and read its PONG
+    connection.disconnect()
+
+
+def test_a_failed_send_closes_the_connection_as_redis_py_does(redis_server: RedisServer) -> None:
+    connection = redis.Connection(host="127.0.0.1", port=redis_server.port)
+    connection.connect()
+    assert connection._sock is not None
+    connection._sock.shutdown(socket.SHUT_WR)
+    with pytest.raises(RedisConnectionError, match="writing to socket"):
+        send(connection, packed_eval("return 0"))
+    assert connection._sock is None  # closed: the next command connects again
+    send(connection, packed_eval("return 0"))
+    assert reply(connection) == 0
+    connection.disconnect()
 
 
 class Peer:

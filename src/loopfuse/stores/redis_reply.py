@@ -1,4 +1,5 @@
-"""Reading a script's reply: the usual one straight from the socket, any other by redis-py.
+"""A script's round trip on a redis-py connection: the command written to the socket, and the
+usual reply taken from it; any other reply read by redis-py.
 
 redis-py's reader (a buffer object, a parser object and their checks, in Python) costs about a
 fifth of a Redis tool call's Python, and nearly every round trip's reply is decide.lua's
@@ -17,10 +18,28 @@ from typing import Any
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-__all__ = ["reply"]
+__all__ = ["reply", "send"]
 
 _ALLOWED = b":0\r\n"  # decide.lua's reply for an allowed call
 _PEEK = len(_ALLOWED) + 1  # one byte more: ":0" followed by anything is not the usual reply
+
+
+def send(conn: Any, data: bytes) -> None:
+    """Send a packed command on ``conn``: straight to its plain socket once it is connected and
+    has no health checks to make, else by redis-py (which connects first, and checks)."""
+    sock, checked = getattr(conn, "_sock", None), getattr(conn, "health_check_interval", 1)
+    if type(sock) is not socket.socket or checked:
+        conn.send_packed_command([data])
+        return
+    try:
+        sock.sendall(data)
+    except BaseException as exc:  # as redis-py: a command half sent leaves the connection useless
+        conn.disconnect()
+        if isinstance(exc, TimeoutError):
+            raise RedisTimeoutError("Timeout writing to socket") from None
+        if isinstance(exc, OSError):
+            raise RedisConnectionError(f"Error while writing to socket. {exc}.") from exc
+        raise
 
 
 def reply(conn: Any) -> Any:

@@ -27,7 +27,7 @@ from typing import Any
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoPermissionError, NoScriptError, ResponseError
 
-from .redis_reply import reply
+from .redis_reply import reply, send
 
 __all__ = ["AsyncPool", "Pool", "Script", "arun", "run", "run_command"]
 
@@ -91,7 +91,7 @@ def _exchange(conn: Any, script: Script, keys: Sequence[bytes], args: Sequence[b
     """Send the script, read its reply (loading it first if the server lacks it); a connection
     left with a reply unread is closed."""
     try:
-        conn.send_packed_command([script.packed(keys, args)])
+        send(conn, script.packed(keys, args))
         try:
             return reply(conn)
         except ResponseError as exc:
@@ -100,7 +100,7 @@ def _exchange(conn: Any, script: Script, keys: Sequence[bytes], args: Sequence[b
             elif not _missing(script, exc):
                 raise
             _load(conn, script)
-            conn.send_packed_command([script.packed(keys, args)])
+            send(conn, script.packed(keys, args))
             return reply(conn)
     except ResponseError:
         raise  # an error reply: the connection is fine
