@@ -103,8 +103,7 @@ class ScriptSet:
     def __init__(
         self, breakers: tuple[Breaker, ...], window: int, ttl_ms: int, warners: tuple[Breaker, ...] = ()
     ) -> None:
-        self.decide, self.flush, self.library = _assemble(breakers, warners, window, ttl_ms)
-        self.functions = _function_names(self.library)
+        self.decide, self.flush, self.library, self.functions = _assemble(breakers, warners, window, ttl_ms)
         windows = [b for b in breakers if isinstance(b, WindowBreaker)]
         self._window = windows[0] if windows else None
         nears = [b for b in breakers if isinstance(b, NearDuplicateBreaker)]
@@ -186,39 +185,34 @@ class ScriptSet:
 
 def _assemble(
     breakers: tuple[Breaker, ...], warners: tuple[Breaker, ...], window: int, ttl_ms: int
-) -> tuple[str, str, str]:
-    """The decide and flush scripts of a guard, and both as one Redis Function library: its
-    settings, then the definitions shared by both (the fragment of each kind of its breakers
-    once, in the guard's order), then what each runs per call (``lua/pending.lua``, its driver)."""
+) -> tuple[str, str, str, tuple[str, str]]:
+    """The decide and flush scripts of a guard, both as one Redis Function library, and the
+    names of its two functions: its settings, then the definitions shared by both (the fragment
+    of each kind of its breakers once, in the guard's order), then what each runs per call
+    (``lua/pending.lua``, its driver)."""
     sources: dict[str, str] = {b.kind: fragment_source(type(b)) for b in breakers}
     ops = {kind: fragment_ops(source) for kind, source in sources.items()}
     settings = ", ".join(filter(None, (_settings(breakers), _settings(warners))))
     header = f"local size, ttl, breakers = {window}, {ttl_ms}, {{{settings}}}\n" + _op_lists(breakers, ops)
     load_state, positions = _load_state(list(sources.values()))
     definitions = header + _COMMON + "".join(sources.values()) + _OBSERVE
-    decide, flush = _PENDING + _DECIDE, _PENDING + _FLUSH
-    scripts = (definitions + decide, definitions + flush, _library(definitions, decide, flush))
+    runs = {"decide": _PENDING + _DECIDE, "flush": _PENDING + _FLUSH}
+    # Named by its content: a guard with other settings loads a library of its own.
+    name = "loopfuse_" + hashlib.sha1((definitions + "".join(runs.values())).encode("utf-8")).hexdigest()[:24]
+    scripts = (*(definitions + run for run in runs.values()), _library(name, definitions, runs))
     decide, flush, library = (_resolve_fields(script, load_state, positions) for script in scripts)
-    return decide, flush, library
+    return decide, flush, library, (f"{name}_decide", f"{name}_flush")
 
 
-def _library(definitions: str, decide: str, flush: str) -> str:
-    """The library of functions ``<name>_decide`` and ``<name>_flush``, named by its content
-    (a guard with other settings loads a library of its own): the definitions run once, when
-    Redis loads it, and each call only sets ``KEYS`` and ``ARGV`` for the same per-call code."""
-    name = "loopfuse_" + hashlib.sha1((definitions + decide + flush).encode("utf-8")).hexdigest()[:24]
+def _library(name: str, definitions: str, runs: dict[str, str]) -> str:
+    """The library ``name`` of functions ``<name>_<run>``: the definitions run once, when Redis
+    loads it, and each call only sets ``KEYS`` and ``ARGV`` for its run's per-call code."""
     functions = "".join(
-        f"redis.register_function('{name}_{kind}', function(keys, args)\n"
+        f"redis.register_function('{name}_{run}', function(keys, args)\n"
         f"KEYS, ARGV = keys, args\n{body}\nend)\n"
-        for kind, body in (("decide", decide), ("flush", flush))
+        for run, body in runs.items()
     )
     return f"#!lua name={name}\nlocal KEYS, ARGV\n{definitions}{functions}"
-
-
-def _function_names(library: str) -> tuple[str, str]:
-    """The names of the decide and flush functions of ``library`` (``_library``)."""
-    name = library.split("\n", 1)[0].removeprefix("#!lua name=")
-    return f"{name}_decide", f"{name}_flush"
 
 
 def fragment_source(cls: type[Any]) -> str:

@@ -95,9 +95,7 @@ def _exchange(conn: Any, script: Script, keys: Sequence[bytes], args: Sequence[b
         try:
             return reply(conn)
         except ResponseError as exc:
-            if _refused(script, exc):
-                script.scripts_only()
-            elif not _missing(script, exc):
+            if not _mendable(script, exc):
                 raise
             _load(conn, script)
             send(conn, script.packed(keys, args))
@@ -107,6 +105,15 @@ def _exchange(conn: Any, script: Script, keys: Sequence[bytes], args: Sequence[b
     except BaseException:
         conn.disconnect()
         raise
+
+
+def _mendable(script: Script, exc: ResponseError) -> bool:
+    """Whether loading ``script`` and sending it again mends the error reply ``exc``: the server
+    lacks it, or takes no ``FCALL`` (then the script goes as ``EVALSHA`` from now on)."""
+    if _refused(script, exc):
+        script.scripts_only()
+        return True
+    return _missing(script, exc)
 
 
 def _missing(script: Script, exc: ResponseError) -> bool:
@@ -176,9 +183,7 @@ async def _aexchange(conn: Any, script: Script, keys: Sequence[bytes], args: Seq
         try:
             return await conn.read_response()
         except ResponseError as exc:
-            if _refused(script, exc):
-                script.scripts_only()
-            elif not _missing(script, exc):
+            if not _mendable(script, exc):
                 raise
             await _aload(conn, script)
             await conn.send_packed_command([script.packed(keys, args)])
