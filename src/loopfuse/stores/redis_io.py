@@ -36,24 +36,29 @@ __all__ = [
 ]
 
 
-class WireIO:
-    """Scripts as hand-packed ``EVALSHA`` on ``pool``'s connections; ``own``: the store opened
-    the pool (and closes it)."""
+class _KeyEncoding:
+    """Keys encoded as the client encodes them, those of the agents seen last kept."""
 
     def __init__(self, pool: Any, encode: Callable[[str], bytes], own: bool) -> None:
         self._pool, self._encode, self._own = pool, encode, own
-        self._encoded: dict[str, bytes] = {}  # the keys of the agents seen last, encoded
+        self._encoded: dict[str, bytes] = {}
 
-    def script(self, script: Script, keys: Sequence[str], args: Sequence[bytes | int]) -> Any:
-        return run(
-            self._pool, script, [self._encoded.get(key) or self._encoded_key(key) for key in keys], args
-        )
+    def _encoded_keys(self, keys: Sequence[str]) -> list[bytes]:
+        return [self._encoded.get(key) or self._encoded_key(key) for key in keys]
 
     def _encoded_key(self, key: str) -> bytes:
         if len(self._encoded) >= _KEYS_KEPT:
             self._encoded.clear()
         encoded = self._encoded[key] = self._encode(key)
         return encoded
+
+
+class WireIO(_KeyEncoding):
+    """Scripts as hand-packed ``EVALSHA`` on ``pool``'s connections; ``own``: the store opened
+    the pool (and closes it)."""
+
+    def script(self, script: Script, keys: Sequence[str], args: Sequence[bytes | int]) -> Any:
+        return run(self._pool, script, self._encoded_keys(keys), args)
 
     def delete(self, keys: Sequence[str]) -> None:
         run_command(self._pool, "DEL", *keys)
@@ -92,15 +97,11 @@ class ClientIO:
         """The host's client stays open."""
 
 
-class AsyncWireIO:
+class AsyncWireIO(_KeyEncoding):
     """``WireIO`` on an asyncio pool: the store's own for one loop, or a host's client's."""
 
-    def __init__(self, pool: Any, encode: Callable[[str], bytes], own: bool) -> None:
-        self._pool, self._encode, self._own = pool, encode, own
-
     async def script(self, script: Script, keys: Sequence[str], args: Sequence[bytes | int]) -> Any:
-        encode = self._encode
-        return await arun(self._pool, script, [encode(key) for key in keys], args)
+        return await arun(self._pool, script, self._encoded_keys(keys), args)
 
     async def aclose(self) -> None:
         if self._own:

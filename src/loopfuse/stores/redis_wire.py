@@ -27,7 +27,7 @@ from typing import Any
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoPermissionError, NoScriptError, ResponseError
 
-from .redis_reply import reply, send
+from .redis_reply import asend, reply, send
 
 __all__ = ["AsyncPool", "Pool", "Script", "arun", "run", "run_command"]
 
@@ -166,8 +166,7 @@ def _command(conn: Any, args: tuple[Any, ...]) -> Any:
 async def arun(pool: Any, script: Script, keys: Sequence[bytes], args: Sequence[bytes | int]) -> Any:
     """``run`` on an asyncio pool (``AsyncPool`` or a ``redis.asyncio`` client's)."""
     conn = await pool.get_connection()
-    try:
-        await conn.connect()
+    try:  # (as in ``run``: the connection connects on its first send)
 
         async def fail(_: BaseException) -> None:
             await conn.disconnect()
@@ -179,14 +178,14 @@ async def arun(pool: Any, script: Script, keys: Sequence[bytes], args: Sequence[
 
 async def _aexchange(conn: Any, script: Script, keys: Sequence[bytes], args: Sequence[bytes | int]) -> Any:
     try:
-        await conn.send_packed_command([script.packed(keys, args)])
+        await asend(conn, script.packed(keys, args))
         try:
             return await conn.read_response()
         except ResponseError as exc:
             if not _mendable(script, exc):
                 raise
             await _aload(conn, script)
-            await conn.send_packed_command([script.packed(keys, args)])
+            await asend(conn, script.packed(keys, args))
             return await conn.read_response()
     except ResponseError:
         raise
@@ -276,6 +275,7 @@ class AsyncPool:
         self._idle: list[Any] = []
         self._count = 0
         self._free = asyncio.Condition()
+        self._waiting = 0  # callers waiting for a connection (as ``Pool``: no notify for none)
         self._closed = False
         self._watch: AsyncIterator[None] | None = None
 
@@ -292,15 +292,22 @@ class AsyncPool:
 
     async def get_connection(self) -> Any:
         if not self._idle and self._count >= self._size:
-            async with self._free:
-                try:
-                    await asyncio.wait_for(self._free.wait_for(self._available), self._timeout)
-                except TimeoutError:
-                    raise RedisConnectionError("No connection available.") from None
+            await self._wait()
         if self._idle:
             return self._idle.pop()
         self._count += 1
         return self._make()
+
+    async def _wait(self) -> None:
+        """Wait up to ``timeout`` for a connection to be released."""
+        self._waiting += 1
+        try:
+            async with self._free:
+                await asyncio.wait_for(self._free.wait_for(self._available), self._timeout)
+        except TimeoutError:
+            raise RedisConnectionError("No connection available.") from None
+        finally:
+            self._waiting -= 1
 
     def _available(self) -> bool:
         return bool(self._idle) or self._count < self._size
@@ -310,8 +317,9 @@ class AsyncPool:
             await conn.disconnect()
             return
         self._idle.append(conn)
-        async with self._free:
-            self._free.notify()
+        if self._waiting:
+            async with self._free:
+                self._free.notify()
 
     async def aclose(self) -> None:
         self._closed = True

@@ -1,0 +1,124 @@
+"""On a ``redis.asyncio`` connection the store writes a script's command to the transport itself
+(``redis_reply.asend``) and leaves connecting, health checks and a write the socket cannot take
+at once to redis-py's ways; every reply is read by redis-py, so values, errors and decisions
+are redis-py's and the connection stays in step."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import redis
+import redis.asyncio as aredis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from loopfuse import Guard
+from loopfuse.stores.redis_reply import asend
+from tests.store_fixtures import RedisServer, unique_prefix
+
+
+def packed_eval(script: str) -> bytes:
+    return b"*3\r\n$4\r\nEVAL\r\n$%d\r\n%b\r\n$1\r\n0\r\n" % (len(script), script.encode())
+
+
+def pings(server: RedisServer) -> int:
+    with redis.Redis(port=server.port) as client:
+        stats = client.info("commandstats")
+    return int(stats.get("cmdstat_ping", {}).get("calls", 0))
+
+
+def kill(server: RedisServer, **only: Any) -> None:
+    """Close the server's connections to the clients ``only`` names (redis-py's filters)."""
+    with redis.Redis(port=server.port) as client:
+        client.client_kill_filter(**only)
+
+
+@pytest.fixture(params=[2, 3], ids=["RESP2", "RESP3"])
+async def conn(request: pytest.FixtureRequest, redis_server: RedisServer) -> AsyncIterator[aredis.Connection]:
+    connection = aredis.Connection(host="127.0.0.1", port=redis_server.port, protocol=request.param)
+    await connection.connect()
+    yield connection
+    await connection.disconnect()
+
+
+@pytest.mark.parametrize(
+    ("script", "value"),
+    [("return 0", 0), ("return 10", 10), ("return {1, 'two'}", [1, b"two"]), ("return ':0'", b":0")],
+)
+async def test_a_command_written_to_the_transport_gets_its_reply(
+    conn: aredis.Connection, script: str, value: Any
+) -> None:
+    for _ in range(2):
+        await asend(conn, packed_eval(script))
+        assert await conn.read_response() == value
+    await conn.send_command("ECHO", "next")
+    assert await conn.read_response() == b"next"  # nothing of the replies before is left unread
+
+
+async def test_asend_connects_a_new_connection(redis_server: RedisServer) -> None:
+    connection = aredis.Connection(host="127.0.0.1", port=redis_server.port)
+    for _ in range(3):
+        await asend(connection, packed_eval("return 0"))  # the first connects (by redis-py)
+        assert await connection.read_response() == 0
+    await connection.disconnect()
+
+
+async def test_asend_leaves_health_checks_to_redis_py(own_redis: RedisServer) -> None:
+    connection = aredis.Connection(host="127.0.0.1", port=own_redis.port, health_check_interval=30)
+    await connection.connect()
+    connection.next_health_check = 0  # one is due
+    before = pings(own_redis)
+    await asend(connection, packed_eval("return 0"))
+    assert await connection.read_response() == 0
+    assert pings(own_redis) == before + 1  # redis-py sent it first
+    await connection.disconnect()
+
+
+async def test_a_write_the_socket_cannot_take_times_out_and_closes_the_connection(
+    own_redis: RedisServer,
+) -> None:
+    connection = aredis.Connection(host="127.0.0.1", port=own_redis.port, socket_timeout=0.5)
+    await connection.connect()
+    own_redis.pause()  # reads nothing: the socket's buffers fill
+    try:
+        with pytest.raises(RedisTimeoutError, match="Timeout writing to socket"):
+            await asend(
+                connection, packed_eval("redis.call('SET', 'ran', 1) return '" + "x" * 32_000_000 + "'")
+            )
+        assert not connection.is_connected  # half a command sent: the connection is useless
+    finally:
+        own_redis.resume()
+        await connection.disconnect()
+    await asyncio.sleep(0.5)
+    with redis.Redis(port=own_redis.port) as client:
+        assert not client.exists("ran")  # the rest was dropped, not sent late: the command never ran
+
+
+async def test_a_connection_the_server_closed_fails_on_its_reply(redis_server: RedisServer) -> None:
+    connection = aredis.Connection(host="127.0.0.1", port=redis_server.port)
+    await connection.connect()
+    await connection.send_command("CLIENT", "ID")
+    own_id = await connection.read_response()
+    kill(redis_server, _id=own_id)
+    with pytest.raises(RedisConnectionError):
+        await asend(connection, packed_eval("return 0"))
+        await connection.read_response()
+    await connection.disconnect()
+
+
+async def test_acheck_decides_the_same_after_the_server_dropped_its_connections(
+    redis_server: RedisServer,
+) -> None:
+    on_redis = Guard.from_config({"store": {"url": redis_server.url, "prefix": unique_prefix()}})
+    in_process = Guard.from_config({})
+    seen, expected = [], []
+    for i in range(9):
+        if i == 4:  # every client but the killer's (the store's connection among them)
+            kill(redis_server, _type="normal", skipme=True)
+        seen.append((await on_redis.acheck("search", {"q": "x"}, "run")).allowed)
+        expected.append((await in_process.acheck("search", {"q": "x"}, "run")).allowed)
+    await on_redis.aclose()
+    assert seen == expected and expected.count(False) == 3  # retried on a new connection
