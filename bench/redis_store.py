@@ -11,6 +11,7 @@ Starts its own redis-server (no persistence, temp dir, free port) unless ``--url
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import shutil
 import socket
@@ -20,11 +21,12 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import redis
+import redis.asyncio as aredis
 
 from loopfuse import Guard
 
@@ -155,6 +157,54 @@ def latency(url: str, n: int) -> None:
         print(f"  fail-open checks during the run (the figures are off): {failed}")
     for closed in (guard, scripts, two_trips):
         closed.close()
+
+
+def async_latency(url: str, n: int) -> None:
+    """The same rows for an asyncio host (``acheck``, ``arecord_result``) next to a ``PING`` of
+    redis-py's asyncio client, all in one event loop."""
+    asyncio.run(_async_latency(url, n))
+
+
+async def _async_latency(url: str, n: int) -> None:
+    client = aredis.Redis.from_url(url)
+    guard = guard_for(url, f"bench{uuid.uuid4().hex[:6]}:")
+
+    async def check(i: int) -> None:
+        await guard.acheck("read", {"path": f"/src/{0 if i % 10 == 0 else i}"}, f"alat-{i // 100}")
+
+    async def tool_call(i: int) -> None:
+        tool, args, agent = "read", {"path": f"/src/{0 if i % 10 == 0 else i}"}, f"ares-{i // 100}"
+        if (await guard.acheck(tool, args, agent)).allowed:
+            await guard.arecord_result(tool, args, f"contents #{i}", agent, ok=True)
+
+    rows: dict[str, Callable[[int], Awaitable[object]]] = {
+        "PING (redis.asyncio)": lambda i: client.ping(),
+        "acheck, redis://": check,
+        "tool call, redis://": tool_call,
+    }
+    for run in rows.values():  # warm: connections, the library, caches
+        await atimings(run, 200, 10**6)
+    samples: dict[str, list[float]] = {name: [] for name in rows}
+    for r in range(20):
+        for name, run in rows.items():
+            samples[name] += await atimings(run, n // 20, r * (n // 20))
+    ping_median = summary(samples["PING (redis.asyncio)"])[0]
+    print(f"\nasyncio latency over {n} calls {'median us':>10} {'p99 us':>9} {'median / PING':>14}")
+    for name, got in samples.items():
+        median, p99 = summary(got)
+        print(f"  {name:<23} {median:>10.1f} {p99:>9.1f} {median / ping_median:>14.2f}")
+    print("  (tool call: acheck + arecord_result, the result sent with the agent's next check)")
+    await guard.aclose()
+    await client.aclose()
+
+
+async def atimings(fn: Callable[[int], Awaitable[object]], n: int, first: int = 0) -> list[float]:
+    out = []
+    for i in range(first, first + n):
+        start = time.perf_counter()
+        await fn(i)
+        out.append(time.perf_counter() - start)
+    return out
 
 
 def server_time(url: str, n: int) -> None:
@@ -299,6 +349,7 @@ def main() -> None:
         version = redis.Redis.from_url(url).info()["redis_version"]
         print(f"redis-server {version}, redis-py {redis.__version__}")
         latency(url, opts.checks)
+        async_latency(url, opts.checks)
         server_time(url, 2000)
         throughput(url, opts.per_process)
         bytes_per_agent(url)
