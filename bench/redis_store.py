@@ -189,7 +189,8 @@ async def _async_latency(url: str, n: int) -> None:
         for name, run in rows.items():
             samples[name] += await atimings(run, n // 20, r * (n // 20))
     ping_median = summary(samples["PING (redis.asyncio)"])[0]
-    print(f"\nasyncio latency over {n} calls {'median us':>10} {'p99 us':>9} {'median / PING':>14}")
+    print(f"\nasyncio latency over {n} calls")
+    print(f"  {'':<23} {'median us':>10} {'p99 us':>9} {'median / PING':>14}")
     for name, got in samples.items():
         median, p99 = summary(got)
         print(f"  {name:<23} {median:>10.1f} {p99:>9.1f} {median / ping_median:>14.2f}")
@@ -319,21 +320,25 @@ def bytes_per_agent(url: str) -> None:
 
 
 def library_bytes(url: str) -> None:
-    """What one guard configuration's Function library takes in Redis: its code and its Lua state
-    (``INFO memory``, before and after a guard of a configuration of its own loads it; the Lua
-    state's share moves with its garbage collector, by tens of KB from run to run)."""
+    """What one guard configuration's Function library takes in Redis (``INFO memory`` before and
+    after a guard of a configuration of its own loads it): its code, and the Lua state's growth,
+    which moves with Lua's garbage collector by tens of KB from run to run (even below zero)."""
     client = redis.Redis.from_url(url)
 
-    def used() -> int:
+    def used() -> tuple[int, int]:
         memory = client.info("memory")
-        return int(memory["used_memory_functions"]) + int(memory["used_memory_vm_functions"])
+        return int(memory["used_memory_functions"]), int(memory["used_memory_vm_functions"])
 
     before = used()
     own = {**CONFIG, "cap": {"limit": 1000 + int(uuid.uuid4().int % 1000)}}  # a library of its own
     guard = guard_for(url, f"lib{uuid.uuid4().hex[:6]}:", config=own)
     guard.check("read", {"path": "/src/a.py"}, "agent")
     guard.close()
-    print(f"\nbytes of one Function library in Redis (code and Lua state): {used() - before}")
+    after = used()
+    print(
+        f"\nbytes of one Function library in Redis: its code {after[0] - before[0]}, "
+        f"the Lua state's growth {after[1] - before[1]}"
+    )
 
 
 def main() -> None:
