@@ -6,6 +6,7 @@ which commands the clients sent)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -161,3 +162,50 @@ def test_an_async_guard_loads_and_falls_back_alike(refusing: Refusing) -> None:
 
     assert asyncio.run(loop()) == expected
     assert sent(refusing.server, "evalsha") >= expected
+
+
+def out_of_memory(server: RedisServer) -> Any:
+    """A context in which the server refuses every write (``maxmemory`` of 1 byte), its library lost."""
+    client = server.client()
+
+    class OutOfMemory:
+        def __enter__(self) -> None:
+            client.function_flush()
+            client.config_set("maxmemory", 1)
+
+        def __exit__(self, *exc: object) -> None:
+            client.config_set("maxmemory", 0)
+            time.sleep(0.6)  # the store's retry_interval: checks fail at once until it passes
+
+    return OutOfMemory()
+
+
+def test_a_library_refused_for_memory_is_loaded_again_later(own_redis: RedisServer, expected: int) -> None:
+    guard = guard_on(own_redis)
+    assert guard.check(*SEARCH, "b").allowed
+    with out_of_memory(own_redis):
+        assert guard.check(*SEARCH, "b").allowed  # failed open: FUNCTION LOAD refused (OOM)
+    assert guard.stats()["fail_open"] == {"store": 1}
+    assert first_denied(guard) == expected
+    guard.close()
+    assert sent(own_redis, "evalsha") == 0 and len(libraries(own_redis)) == 1  # not given up for scripts
+
+
+async def test_an_async_guard_loads_it_again_alike(own_redis: RedisServer, expected: int) -> None:
+    guard = guard_on(own_redis)
+    assert (await guard.acheck(*SEARCH, "b")).allowed
+    with out_of_memory(own_redis):
+        assert (await guard.acheck(*SEARCH, "b")).allowed
+    assert guard.stats()["fail_open"] == {"store": 1}
+    denied = [i for i in range(12) if not await acall(guard)]
+    await guard.aclose()
+    assert denied[0] == expected
+    assert sent(own_redis, "evalsha") == 0 and len(libraries(own_redis)) == 1
+
+
+async def acall(guard: Guard) -> bool:
+    """One call of the loop ``first_denied`` runs, from an event loop: whether it was allowed."""
+    if not (await guard.acheck(*SEARCH, "a")).allowed:
+        return False
+    await guard.arecord_result(*SEARCH, "no results", "a", ok=True)
+    return True

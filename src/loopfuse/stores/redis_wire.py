@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoPermissionError, NoScriptError, ResponseError
+from redis.exceptions import NoPermissionError, NoScriptError, OutOfMemoryError, ResponseError, TryAgainError
 
 from .redis_reply import asend, reply, send
 
@@ -130,16 +130,25 @@ def _refused(script: Script, exc: ResponseError) -> bool:
 
 def _load(conn: Any, script: Script) -> None:
     """Load ``script`` on ``conn``'s server: its library, or the script alone when the server
-    takes no library (the script is sent as ``EVALSHA`` from then on)."""
+    takes no library (the script is sent as ``EVALSHA`` from then on). An error that may pass
+    (``_passing``) fails this round trip only: the next loads the library again."""
     if script.as_function:
         conn.send_command("FUNCTION", "LOAD", "REPLACE", script.library)
         try:
             conn.read_response()
             return
-        except ResponseError:
+        except ResponseError as exc:
+            if _passing(exc):
+                raise
             script.scripts_only()
     conn.send_command("SCRIPT", "LOAD", script.source)
     conn.read_response()
+
+
+def _passing(exc: ResponseError) -> bool:
+    """Whether ``exc``, the server's reply to ``FUNCTION LOAD``, says nothing of functions: out of
+    memory, busy with a script, a failover under way."""
+    return isinstance(exc, OutOfMemoryError | TryAgainError) or str(exc).startswith(("BUSY", "MASTERDOWN"))
 
 
 def run_command(pool: Any, *args: Any) -> Any:
@@ -201,7 +210,9 @@ async def _aload(conn: Any, script: Script) -> None:
         try:
             await conn.read_response()
             return
-        except ResponseError:
+        except ResponseError as exc:
+            if _passing(exc):
+                raise
             script.scripts_only()
     await conn.send_command("SCRIPT", "LOAD", script.source)
     await conn.read_response()
