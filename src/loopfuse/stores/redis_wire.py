@@ -9,8 +9,9 @@ for a free one, then gets ``ConnectionError("No connection available.")`` as fro
 blocking pool. A pool of a ``redis.Redis`` (or ``redis.asyncio.Redis``) a host passed serves as
 well. A function or script Redis does not know (a restart, a ``FUNCTION FLUSH``) is loaded on
 that connection and sent again; a server that refuses functions (Redis before 7.0, an ACL
-without ``FUNCTION``, a read-only replica) gets the script as ``EVALSHA`` from then on. A
-dropped connection is retried as its ``retry`` says.
+without ``FUNCTION``, a read-only replica) gets the script as ``EVALSHA`` from then on (a refusal
+that may pass, such as ``OOM``, fails that round trip only). A dropped connection is retried as
+its ``retry`` says.
 """
 
 from __future__ import annotations
