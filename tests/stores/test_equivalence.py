@@ -110,17 +110,21 @@ class Outputs:
         self.fresh = 0
 
     def report(self, guard: Guard, tool: str, args: Any, agent: str, output: str) -> None:
+        result, ok = self.result(tool, args, output)
+        guard.record_result(tool, args, result, agent, ok=ok)
+
+    def result(self, tool: str, args: Any, output: str) -> tuple[str, bool | None]:
+        """What the call returned, and whether it failed (None: the host does not say)."""
         if output == "new":
             self.fresh += 1
-            guard.record_result(tool, args, f"page {self.fresh}", agent, ok=True)
-        elif output == "per call":
-            guard.record_result(tool, args, f"what {tool} {args} returns", agent, ok=True)
-        elif output == "unknown":
-            guard.record_result(tool, args, "done", agent)
-        elif output.endswith("error"):
-            guard.record_result(tool, args, f"{output} at line {self.fresh}", agent, ok=False)
-        else:
-            guard.record_result(tool, args, "same output", agent, ok=True)
+            return f"page {self.fresh}", True
+        if output == "per call":
+            return f"what {tool} {args} returns", True
+        if output == "unknown":
+            return "done", None
+        if output.endswith("error"):
+            return f"{output} at line {self.fresh}", False
+        return "same output", True
 
 
 @pytest.fixture
