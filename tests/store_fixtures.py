@@ -107,6 +107,12 @@ class RedisServer:
 
         return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=2)
 
+    def sent(self, command: str) -> int:
+        """How many times clients sent ``command`` to the server (``INFO commandstats``)."""
+        with self.client() as client:
+            stats = client.info("commandstats")
+        return int(stats.get(f"cmdstat_{command.lower()}", {}).get("calls", 0))
+
 
 def _require_binary() -> None:
     if REDIS_SERVER is None:

@@ -24,12 +24,6 @@ def packed_eval(script: str) -> bytes:
     return b"*3\r\n$4\r\nEVAL\r\n$%d\r\n%b\r\n$1\r\n0\r\n" % (len(script), script.encode())
 
 
-def pings(server: RedisServer) -> int:
-    with redis.Redis(port=server.port) as client:
-        stats = client.info("commandstats")
-    return int(stats.get("cmdstat_ping", {}).get("calls", 0))
-
-
 def kill(server: RedisServer, **only: Any) -> None:
     """Close the server's connections to the clients ``only`` names (redis-py's filters)."""
     with redis.Redis(port=server.port) as client:
@@ -70,10 +64,10 @@ async def test_asend_leaves_health_checks_to_redis_py(own_redis: RedisServer) ->
     connection = aredis.Connection(host="127.0.0.1", port=own_redis.port, health_check_interval=30)
     await connection.connect()
     connection.next_health_check = 0  # one is due
-    before = pings(own_redis)
+    before = own_redis.sent("ping")
     await asend(connection, packed_eval("return 0"))
     assert await connection.read_response() == 0
-    assert pings(own_redis) == before + 1  # redis-py sent it first
+    assert own_redis.sent("ping") == before + 1  # redis-py sent it first
     await connection.disconnect()
 
 

@@ -35,12 +35,6 @@ def first_denied(guard: Guard, between: Any = None, calls: int = 12) -> int:
     raise AssertionError("the loop was never denied")
 
 
-def sent(server: RedisServer, command: str) -> int:
-    """How many times clients sent ``command`` to the server."""
-    stats = server.client().info("commandstats")
-    return int(stats.get(f"cmdstat_{command}", {}).get("calls", 0))
-
-
 def libraries(server: RedisServer) -> list[str]:
     entries = [dict(zip(entry[::2], entry[1::2], strict=True)) for entry in server.client().function_list()]
     return [entry[b"library_name"].decode() for entry in entries]
@@ -66,7 +60,7 @@ def test_the_scripts_run_as_one_library(own_redis: RedisServer, expected: int) -
     guard.close()
     [name] = libraries(own_redis)
     assert name.startswith("loopfuse_")
-    assert sent(own_redis, "fcall") >= expected and sent(own_redis, "evalsha") == 0
+    assert own_redis.sent("fcall") >= expected and own_redis.sent("evalsha") == 0
     assert guard.stats()["fail_open"] == {}
 
 
@@ -85,7 +79,7 @@ def test_redis_functions_false_leaves_no_library(own_redis: RedisServer, expecte
     assert first_denied(guard) == expected
     guard.close()
     assert libraries(own_redis) == []
-    assert sent(own_redis, "fcall") == 0 and sent(own_redis, "evalsha") >= expected
+    assert own_redis.sent("fcall") == 0 and own_redis.sent("evalsha") >= expected
 
 
 def test_a_lost_library_is_loaded_again(own_redis: RedisServer, expected: int) -> None:
@@ -98,7 +92,7 @@ def test_a_lost_library_is_loaded_again(own_redis: RedisServer, expected: int) -
     assert first_denied(guard, flush_functions) == expected
     guard.close()
     assert guard.stats()["fail_open"] == {}
-    assert sent(own_redis, "evalsha") == 0
+    assert own_redis.sent("evalsha") == 0
     assert len(libraries(own_redis)) == 1  # loaded again after each flush
 
 
@@ -143,7 +137,7 @@ def test_a_server_that_refuses_functions_gets_scripts(refusing: Refusing) -> Non
     assert first_denied(guard) == expected
     guard.close()
     assert guard.stats()["fail_open"] == {}
-    assert sent(refusing.server, "evalsha") >= expected
+    assert refusing.server.sent("evalsha") >= expected
     assert libraries(refusing.server) == []
 
 
@@ -161,7 +155,7 @@ def test_an_async_guard_loads_and_falls_back_alike(refusing: Refusing) -> None:
         raise AssertionError("the loop was never denied")
 
     assert asyncio.run(loop()) == expected
-    assert sent(refusing.server, "evalsha") >= expected
+    assert refusing.server.sent("evalsha") >= expected
 
 
 def out_of_memory(server: RedisServer) -> Any:
@@ -188,7 +182,7 @@ def test_a_library_refused_for_memory_is_loaded_again_later(own_redis: RedisServ
     assert guard.stats()["fail_open"] == {"store": 1}
     assert first_denied(guard) == expected
     guard.close()
-    assert sent(own_redis, "evalsha") == 0 and len(libraries(own_redis)) == 1  # not given up for scripts
+    assert own_redis.sent("evalsha") == 0 and len(libraries(own_redis)) == 1  # not given up for scripts
 
 
 async def test_an_async_guard_loads_it_again_alike(own_redis: RedisServer, expected: int) -> None:
@@ -200,7 +194,7 @@ async def test_an_async_guard_loads_it_again_alike(own_redis: RedisServer, expec
     denied = [i for i in range(12) if not await acall(guard)]
     await guard.aclose()
     assert denied[0] == expected
-    assert sent(own_redis, "evalsha") == 0 and len(libraries(own_redis)) == 1
+    assert own_redis.sent("evalsha") == 0 and len(libraries(own_redis)) == 1
 
 
 async def acall(guard: Guard) -> bool:

@@ -36,8 +36,9 @@ __all__ = [
 ]
 
 
-class _KeyEncoding:
-    """Keys encoded as the client encodes them, those of the agents seen last kept."""
+class _Wire:
+    """What ``WireIO`` and ``AsyncWireIO`` share: the pool, whether the store owns it, and agent
+    keys encoded as the client encodes them (those of the agents seen last kept)."""
 
     def __init__(self, pool: Any, encode: Callable[[str], bytes], own: bool) -> None:
         self._pool, self._encode, self._own = pool, encode, own
@@ -53,7 +54,7 @@ class _KeyEncoding:
         return encoded
 
 
-class WireIO(_KeyEncoding):
+class WireIO(_Wire):
     """Scripts as hand-packed ``EVALSHA`` on ``pool``'s connections; ``own``: the store opened
     the pool (and closes it)."""
 
@@ -97,7 +98,7 @@ class ClientIO:
         """The host's client stays open."""
 
 
-class AsyncWireIO(_KeyEncoding):
+class AsyncWireIO(_Wire):
     """``WireIO`` on an asyncio pool: the store's own for one loop, or a host's client's."""
 
     async def script(self, script: Script, keys: Sequence[str], args: Sequence[bytes | int]) -> Any:
