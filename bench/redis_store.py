@@ -6,6 +6,7 @@ result travels with the agent's next check, so a tool call costs one round trip.
 Starts its own redis-server (no persistence, temp dir, free port) unless ``--url`` is given.
 
     python bench/redis_store.py [--url redis://127.0.0.1:6379/0] [--checks 5000] [--per-process 2000]
+                                [--server-calls 2000]
 """
 
 from __future__ import annotations
@@ -233,7 +234,7 @@ def script_times(
     steps = {part: step(guard, "srv") for part, guard in guards.items()}
     samples: dict[str, list[tuple[float, float]]] = {part: [] for part in parts}
     for guard in guards.values():
-        timings(step(guard, "warm"), 200)
+        timings(step(guard, "warm"), min(n, 200))
     for r in range(rounds):
         for part, run in steps.items():
             before = scripts_run(client)
@@ -349,13 +350,14 @@ def main() -> None:
     parser.add_argument("--url")
     parser.add_argument("--checks", type=int, default=5000)
     parser.add_argument("--per-process", type=int, default=2000)
+    parser.add_argument("--server-calls", type=int, default=2000, help="calls per configuration timed by Redis")
     opts = parser.parse_args()
     with redis_server() if opts.url is None else _given(opts.url) as url:
         version = redis.Redis.from_url(url).info()["redis_version"]
         print(f"redis-server {version}, redis-py {redis.__version__}")
         latency(url, opts.checks)
         async_latency(url, opts.checks)
-        server_time(url, 2000)
+        server_time(url, opts.server_calls)
         throughput(url, opts.per_process)
         bytes_per_agent(url)
         library_bytes(url)

@@ -114,7 +114,7 @@ class RedisServer:
         return int(stats.get(f"cmdstat_{command.lower()}", {}).get("calls", 0))
 
 
-def _require_binary() -> None:
+def require_redis_server() -> None:
     if REDIS_SERVER is None:
         if os.environ.get("CI"):
             pytest.fail("redis-server is not installed (CI is set, so this is a failure)")
@@ -124,7 +124,7 @@ def _require_binary() -> None:
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
     """Shared by the behaviour tests; each test isolates itself with its own key prefix."""
-    _require_binary()
+    require_redis_server()
     server = RedisServer(tmp_path_factory.mktemp("redis"))
     server.start()
     yield server
@@ -134,7 +134,7 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
 @pytest.fixture
 def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
     """A server of the test's own, for tests that stop or pause it."""
-    _require_binary()
+    require_redis_server()
     server = RedisServer(tmp_path)
     server.start()
     yield server

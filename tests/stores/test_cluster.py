@@ -16,7 +16,7 @@ import pytest
 
 from loopfuse import Guard
 from loopfuse.stores.redis import RedisStore
-from tests.store_fixtures import RedisServer, _require_binary
+from tests.store_fixtures import RedisServer, require_redis_server
 
 redis_cluster = pytest.importorskip("redis.cluster")
 redis_async_cluster = pytest.importorskip("redis.asyncio.cluster")
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.redis  # each test starts its own one-node cluster
 
 @pytest.fixture
 def cluster_node(tmp_path: Path) -> Iterator[RedisServer]:
-    _require_binary()
+    require_redis_server()
     extra = ("--cluster-enabled", "yes", "--cluster-config-file", str(tmp_path / "nodes.conf"))
     server = RedisServer(tmp_path, extra)
     server.port = _port_with_free_bus()
