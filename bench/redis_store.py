@@ -350,7 +350,9 @@ def main() -> None:
     parser.add_argument("--url")
     parser.add_argument("--checks", type=int, default=5000)
     parser.add_argument("--per-process", type=int, default=2000)
-    parser.add_argument("--server-calls", type=int, default=2000, help="calls per configuration timed by Redis")
+    parser.add_argument(
+        "--server-calls", type=int, default=2000, help="calls per configuration timed by Redis"
+    )
     opts = parser.parse_args()
     with redis_server() if opts.url is None else _given(opts.url) as url:
         version = redis.Redis.from_url(url).info()["redis_version"]
