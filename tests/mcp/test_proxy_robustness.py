@@ -5,6 +5,7 @@ in front of ``raw_server.py`` (a raw JSON-RPC stdio server); every wait has a ti
 from __future__ import annotations
 
 import json
+import queue
 import subprocess
 import sys
 import time
@@ -13,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.store_fixtures import RedisServer
 
 from .conftest import HERE, TIMEOUT, RawSession, child_env
 
@@ -187,3 +190,31 @@ def test_escalation_is_logged_once(tmp_path: Path) -> None:
     finally:
         session.kill()
     assert session.stderr.count("escalated") == 1
+
+
+def test_a_check_waiting_on_redis_holds_back_no_answer_to_an_earlier_call(
+    own_redis: RedisServer, tmp_path: Path
+) -> None:
+    """The stdio proxy with its guard on Redis checks on the event loop without blocking it:
+    while a check waits on a stalled Redis, the answer to a call made before still reaches the
+    client (a blocking check froze the proxy until the store's timeout)."""
+    config = tmp_path / "loopfuse.toml"
+    config.write_text(f'[store]\nurl = "{own_redis.url}"\ntimeout = 60\n')
+    session = RawSession(_argv(RAW_SERVER, config=str(config)), child_env())
+    try:
+        assert _text(session.call("echo", {"text": "warm"})) == "warm"  # connected, library loaded
+        session.send(_request(101, "echo", text="earlier", delay=2.0))
+        time.sleep(0.5)  # its check is done (milliseconds): the server answers 2 s after it got it
+        own_redis.pause()
+        session.send(_request(102, "echo", text="later"))
+        try:
+            earlier = session.receive(timeout=15)
+        except queue.Empty:
+            pytest.fail("the earlier call's answer waited for the stalled check")
+        own_redis.resume()
+        assert earlier["id"] == 101 and _text(earlier) == "earlier"
+        assert _text(session.response_to(102)) == "later"
+        assert session.close() == 0
+    finally:
+        own_redis.resume()
+        session.kill()

@@ -170,7 +170,7 @@ class StdioRelay:
         call = tool_call(message) if method == "tools/call" else None
         pending: object = LISTING if method == "tools/list" else None
         if call is not None:
-            text, pending = self._judge(*call)
+            text, pending = await self._judge(*call)
             if text is not None:
                 if has_id:
                     await self._to_client(denial_result(message, text))
@@ -181,17 +181,18 @@ class StdioRelay:
             self._remember(message["id"], pending)
         return False
 
-    def _judge(self, tool: str, args: dict[str, Any]) -> tuple[str | None, PendingCall]:
+    async def _judge(self, tool: str, args: dict[str, Any]) -> tuple[str | None, PendingCall]:
         """The refusal text (None: forward the call) and what its answer is awaited as. A tool
-        the backend did not list is an invalid turn, and counts for no call breaker."""
+        the backend did not list is an invalid turn, and counts for no call breaker. Awaited: a
+        guard on Redis waits for its store without holding back the backend's answers."""
         agent = self.session.agent
         listed = not self.session.unlisted(tool)
         warning = None
         try:
             if listed:
-                decision = self.guard.check(tool, args, agent)
+                decision = await self.guard.acheck(tool, args, agent)
             else:
-                decision = self.guard.note_invalid(agent, reason="a tool the MCP server did not list")
+                decision = await self.guard.anote_invalid(agent, reason="a tool the MCP server did not list")
             text, warning = refusal_text(decision, agent, self.guard), decision.warning
         except Exception:
             logger.exception("loopfuse proxy: the guard failed on %s; allowing it", tool)
@@ -246,7 +247,7 @@ class StdioRelay:
             if message.get("method") == "notifications/tools/list_changed":
                 self.session.tools_changed()
             elif self._pending:
-                self._settle(message)
+                await self._settle(message)
 
     def _warned(self, message: Any, line: bytes) -> bytes:
         """``line``, or, when it answers a call that carries a warning, the answer with it."""
@@ -267,7 +268,7 @@ class StdioRelay:
         if request_id is not None and self._pending.pop(request_id, _NOT_PENDING) is not _NOT_PENDING:
             await self._to_client(error_line(request_id, INTERNAL_ERROR, _UNREADABLE_ANSWER))
 
-    def _settle(self, message: dict[str, Any]) -> None:
+    async def _settle(self, message: dict[str, Any]) -> None:
         """Read the answer to one of the client's requests: a tool call's result for the
         guard, a tool list for the session."""
         if "method" in message:
@@ -279,16 +280,16 @@ class StdioRelay:
         if pending is LISTING:
             self.session.listed(message)
         elif isinstance(pending, PendingCall) and pending.agent == self.session.agent:
-            self._record(pending, message)
+            await self._record(pending, message)
 
-    def _record(self, call: PendingCall, message: dict[str, Any]) -> None:
+    async def _record(self, call: PendingCall, message: dict[str, Any]) -> None:
         ok = response_ok(message)
         if not call.listed:
             if ok:
                 self.session.learn(call.tool)  # the backend has it after all
             return
         try:
-            self.guard.record_result(call.tool, call.args, message.get("result"), call.agent, ok=ok)
+            await self.guard.arecord_result(call.tool, call.args, message.get("result"), call.agent, ok=ok)
         except Exception:
             logger.exception("loopfuse proxy: record_result failed for %s", call.tool)
 
