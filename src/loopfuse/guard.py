@@ -235,6 +235,21 @@ class Guard(InvalidTurns, ResultReporting):
         except StoreUnavailableError as exc:
             logger.warning("loopfuse: could not forget an agent: %s", exc)
 
+    async def aforget(self, agent: Any) -> None:
+        """``forget`` for async hosts (the Redis store never blocks the event loop). A store
+        written before ``aforget`` existed is asked with its ``forget``."""
+        self._rounds.forget(agent)
+        aforget = getattr(self._store, "aforget", None)
+        try:
+            if aforget is None:
+                self._store.forget(agent)
+            else:
+                await aforget(agent)
+        except AgentIdentityError:
+            return
+        except StoreUnavailableError as exc:
+            logger.warning("loopfuse: could not forget an agent: %s", exc)
+
     def flush(self) -> None:
         """Send the results the store holds back, now. A Redis store sends each reported result
         with the agent's next check (one round trip per tool call), or after ``[store]

@@ -163,6 +163,13 @@ def test_forgetting_an_agent_that_cannot_be_keyed_does_nothing(store_kind: Store
     guard.close()
 
 
+async def test_aforgetting_an_agent_that_cannot_be_keyed_does_nothing(store_kind: Store) -> None:
+    guard = guard_on(*store_kind, OK_ONLY)
+    for agent in (slots_hash_raising(RuntimeError), getattr_raising(RuntimeError), ["a"]):
+        await guard.aforget(agent)
+    await guard.aclose()
+
+
 class StoreRaising:
     """A host's own store that raises what no guard code expects: the last-resort net."""
 

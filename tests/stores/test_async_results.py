@@ -105,7 +105,8 @@ async def test_a_sync_client_only_reports_from_a_thread(redis_server: RedisServe
 
 
 class OlderStore:
-    """A host's store written before the protocol had record_result, arecord_result, aclose."""
+    """A host's store written before the protocol had record_result, arecord_result, aclose,
+    aforget."""
 
     def __init__(self) -> None:
         self._inner = MemoryStore(
@@ -137,3 +138,11 @@ async def test_a_store_without_the_result_methods_still_works() -> None:
     guard.record_result("read", {"p": 2}, "x", "a")
     await guard.aclose()
     assert store.closed
+
+
+async def test_aforget_asks_a_store_without_it_to_forget() -> None:
+    guard = Guard(store=OlderStore())
+    assert [await arun(guard, "read", {"p": 1}, f"page {i}") for i in range(7)] == [True] * 6 + [False]
+    await guard.aforget("a")
+    assert await arun(guard, "read", {"p": 1}, "page 7")
+    await guard.aclose()

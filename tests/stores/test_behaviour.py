@@ -95,6 +95,14 @@ def test_forget(make_guard: GuardFactory) -> None:
     assert run(guard, "AA") == [OK, (False, "duplicate", 1, 1)]
 
 
+async def test_aforget(make_guard: GuardFactory) -> None:
+    guard = make_guard(only_window(1, 10))
+    assert run(guard, "AA") == [OK, (False, "duplicate", 1, 1)]
+    await guard.aforget("a")
+    assert run(guard, "AA") == [OK, (False, "duplicate", 1, 1)]
+    await guard.aclose()
+
+
 async def test_acheck_decides_like_check(make_guard: GuardFactory) -> None:
     guard = make_guard(only_window(2, 10))
     got = [outcome(await guard.acheck("read", {"path": "A"}, "async")) for _ in range(3)]

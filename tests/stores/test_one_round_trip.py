@@ -6,6 +6,7 @@ tells them apart from those the scripts run)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import subprocess
@@ -236,6 +237,39 @@ def test_forget_drops_held_results(own_redis: RedisServer) -> None:
     guard.forget("a")
     guard.close()  # nothing left to send: the agent's state stays deleted
     assert own_redis.client().keys(prefix + "*") == []
+
+
+async def test_aforget_drops_held_results(own_redis: RedisServer) -> None:
+    prefix = unique_prefix()
+    guard = guard_for(own_redis, prefix, 60, ONE_ERROR)
+    failed_fetch(guard)
+    await guard.aforget("a")
+    await guard.aclose()  # nothing left to send: the agent's state stays deleted
+    assert own_redis.client().keys(prefix + "*") == []
+
+
+async def test_aforget_on_a_stalled_redis_does_not_block_the_event_loop(own_redis: RedisServer) -> None:
+    """An async host's run ends (``aforget``) while Redis stalls: other tasks keep running
+    until the store's timeout, which is logged, not raised (a blocking ``forget`` stops them)."""
+    guard = Guard.from_config({"store": {"url": own_redis.url, "prefix": unique_prefix(), "timeout": 0.5}})
+    assert (await guard.acheck("read", {"p": 1}, "a")).allowed  # the asyncio pool is open
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    ticker = asyncio.create_task(tick())
+    own_redis.pause()
+    try:
+        await guard.aforget("a")
+    finally:
+        own_redis.resume()
+        ticker.cancel()
+    assert ticks >= 10
+    await guard.aclose()
 
 
 def test_checks_waiting_for_an_agents_results_go_as_soon_as_they_land(own_redis: RedisServer) -> None:

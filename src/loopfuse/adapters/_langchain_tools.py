@@ -107,7 +107,9 @@ class LoopfuseMiddleware(AgentMiddleware):
         return None
 
     async def aafter_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
-        self._forget_run(state, runtime)
+        scope = finished_run_scope(runtime, state)
+        if scope is not None:
+            await self.guard.aforget(scope)
         return None
 
     @hook_config(can_jump_to=["end"])

@@ -64,7 +64,7 @@ class LoopfuseCapability(AbstractCapability[Any]):
         try:
             return await handler()
         finally:
-            self.guard.forget(_scope(ctx))
+            await self.guard.aforget(_scope(ctx))
 
     async def before_tool_execute(
         self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: dict[str, Any]

@@ -201,6 +201,9 @@ class MemoryStore:
         with self._lock:
             self._agents.forget(agent)
 
+    async def aforget(self, agent: Any) -> None:
+        self.forget(agent)
+
     def agent_count(self) -> int:
         with self._lock:
             return len(self._agents)

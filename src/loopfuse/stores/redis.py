@@ -333,6 +333,19 @@ class RedisStore:
             except (RedisError, OSError) as exc:
                 raise self._failed(exc) from exc
 
+    async def aforget(self, agent: Any) -> None:
+        """``forget`` on the asyncio client (in a thread when the host passed a sync client only)."""
+        io = await self._async_io()
+        if io is None:
+            await asyncio.to_thread(self.forget, agent)
+            return
+        name = agent_id(agent)
+        with await self._held.acarrying(name):
+            try:
+                await io.delete(self._keys_of(name))
+            except (RedisError, OSError) as exc:
+                raise self._failed(exc) from exc
+
     def agent_count(self) -> int:
         """Agents with state under this prefix (a SCAN: costs one pass over the keyspace of
         the node the client talks to); 0 when Redis cannot be reached."""

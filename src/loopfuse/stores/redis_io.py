@@ -20,7 +20,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.retry import Retry
 
 from .redis_pool import pool_options
-from .redis_wire import AsyncPool, Pool, Script, arun, run, run_command
+from .redis_wire import AsyncPool, Pool, Script, arun, arun_command, run, run_command
 
 _KEYS_KEPT = 4096  # encoded agent keys kept by a WireIO (a check costs a dict lookup, not an encoding)
 
@@ -104,6 +104,9 @@ class AsyncWireIO(_Wire):
     async def script(self, script: Script, keys: Sequence[str], args: Sequence[bytes | int]) -> Any:
         return await arun(self._pool, script, self._encoded_keys(keys), args)
 
+    async def delete(self, keys: Sequence[str]) -> None:
+        await arun_command(self._pool, "DEL", *keys)
+
     async def aclose(self) -> None:
         if self._own:
             await self._pool.aclose()
@@ -118,6 +121,9 @@ class AsyncClientIO:
 
     async def script(self, script: Script, keys: Sequence[str], args: Sequence[bytes | int]) -> Any:
         return await _registered(self._scripts, self._client, script)(keys=keys, args=args)
+
+    async def delete(self, keys: Sequence[str]) -> None:
+        await self._client.delete(*keys)
 
     async def aclose(self) -> None:
         """The host's client stays open."""

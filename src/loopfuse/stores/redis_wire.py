@@ -173,6 +173,30 @@ def _command(conn: Any, args: tuple[Any, ...]) -> Any:
         raise
 
 
+async def arun_command(pool: Any, *args: Any) -> Any:
+    """``run_command`` on an asyncio pool."""
+    conn = await pool.get_connection()
+    try:
+
+        async def fail(_: BaseException) -> None:
+            await conn.disconnect()
+
+        return await conn.retry.call_with_retry(lambda: _acommand(conn, args), fail)
+    finally:
+        await pool.release(conn)
+
+
+async def _acommand(conn: Any, args: tuple[Any, ...]) -> Any:
+    try:
+        await conn.send_command(*args)
+        return await conn.read_response()
+    except ResponseError:
+        raise
+    except BaseException:
+        await conn.disconnect(nowait=True)
+        raise
+
+
 async def arun(pool: Any, script: Script, keys: Sequence[bytes], args: Sequence[bytes | int]) -> Any:
     """``run`` on an asyncio pool (``AsyncPool`` or a ``redis.asyncio`` client's)."""
     conn = await pool.get_connection()

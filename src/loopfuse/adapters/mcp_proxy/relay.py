@@ -166,7 +166,7 @@ class StdioRelay:
     async def _refused(self, message: dict[str, Any], method: str | None, has_id: bool) -> bool:
         """Check a ``tools/call`` and answer a denial; note what the backend owes an answer to."""
         if method == "initialize":
-            self.guard.forget(self.session.restart())
+            await self.guard.aforget(self.session.restart())
         call = tool_call(message) if method == "tools/call" else None
         pending: object = LISTING if method == "tools/list" else None
         if call is not None:
