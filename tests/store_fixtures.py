@@ -4,6 +4,7 @@ in a temp dir. tests/conftest.py makes the fixtures available to every test fold
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
@@ -139,6 +140,24 @@ def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
     server.start()
     yield server
     server.stop()
+
+
+class LoopTicks:
+    """Counts the 10 ms sleeps a background task completes: it rises only while the event loop
+    runs, so a call that blocks the loop leaves it where it was."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._task = asyncio.get_running_loop().create_task(self._tick())
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(0.01)
+            self.count += 1
+
+    def stop(self) -> int:
+        self._task.cancel()
+        return self.count
 
 
 def unique_prefix() -> str:

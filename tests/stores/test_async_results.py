@@ -14,7 +14,7 @@ from loopfuse.config import GuardConfig
 from loopfuse.stores import MemoryStore
 from loopfuse.stores.base import Outcome
 from loopfuse.stores.redis import RedisStore
-from tests.store_fixtures import GuardFactory, RedisServer, unique_prefix
+from tests.store_fixtures import GuardFactory, LoopTicks, RedisServer, unique_prefix
 
 
 async def arun(guard: Guard, tool: str, args: Any, result: Any, agent: str = "a") -> bool:
@@ -74,22 +74,13 @@ async def test_a_paused_redis_does_not_block_the_event_loop(own_redis: RedisServ
     assert await arun(guard, "read", {"p": 1}, "content")
     assert (await guard.acheck("read", {"p": 2}, "a")).allowed
     own_redis.pause()
-    ticks = 0
-
-    async def ticker() -> None:
-        nonlocal ticks
-        while True:
-            await asyncio.sleep(0.01)
-            ticks += 1
-
-    task = asyncio.create_task(ticker())
+    ticks = LoopTicks()
     await asyncio.sleep(0)
     started = time.monotonic()
     await guard.arecord_result("read", {"p": 2}, "other", "a")
     assert time.monotonic() - started < 0.1  # held back: no round trip (0.3 s here) of its own
     await guard.aflush()  # the round trip times out after 0.3 s
-    ticks_while_reporting = ticks
-    task.cancel()
+    ticks_while_reporting = ticks.stop()
     own_redis.resume()
     assert ticks_while_reporting >= 5  # a blocking round trip would freeze the loop for 0.3 s
     assert guard.stats()["fail_open"] == {"store": 1}  # the first went with the second check

@@ -6,7 +6,6 @@ tells them apart from those the scripts run)."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import subprocess
@@ -23,7 +22,7 @@ import redis
 
 from loopfuse import ConfigError, Guard
 from loopfuse.stores.redis_held import OVERALL, PER_AGENT
-from tests.store_fixtures import RedisServer, unique_prefix
+from tests.store_fixtures import LoopTicks, RedisServer, unique_prefix
 
 ONE_ERROR = {"same_error": {"limit": 1}}  # after one error, the next call of the tool is denied
 RUN = "FCALL"  # a round trip: a call of the function the store loaded
@@ -253,22 +252,13 @@ async def test_aforget_on_a_stalled_redis_does_not_block_the_event_loop(own_redi
     until the store's timeout, which is logged, not raised (a blocking ``forget`` stops them)."""
     guard = Guard.from_config({"store": {"url": own_redis.url, "prefix": unique_prefix(), "timeout": 0.5}})
     assert (await guard.acheck("read", {"p": 1}, "a")).allowed  # the asyncio pool is open
-    ticks = 0
-
-    async def tick() -> None:
-        nonlocal ticks
-        while True:
-            await asyncio.sleep(0.01)
-            ticks += 1
-
-    ticker = asyncio.create_task(tick())
+    ticks = LoopTicks()
     own_redis.pause()
     try:
         await guard.aforget("a")
     finally:
         own_redis.resume()
-        ticker.cancel()
-    assert ticks >= 10
+    assert ticks.stop() >= 10
     await guard.aclose()
 
 

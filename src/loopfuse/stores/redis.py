@@ -335,11 +335,11 @@ class RedisStore:
 
     async def aforget(self, agent: Any) -> None:
         """``forget`` on the asyncio client (in a thread when the host passed a sync client only)."""
+        name = agent_id(agent)
         io = await self._async_io()
         if io is None:
             await asyncio.to_thread(self.forget, agent)
             return
-        name = agent_id(agent)
         with await self._held.acarrying(name):
             try:
                 await io.delete(self._keys_of(name))

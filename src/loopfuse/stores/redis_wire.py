@@ -22,7 +22,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -181,15 +181,21 @@ async def arun_command(pool: Any, *args: Any) -> Any:
         async def fail(_: BaseException) -> None:
             await conn.disconnect()
 
-        return await conn.retry.call_with_retry(lambda: _acommand(conn, args), fail)
+        return await conn.retry.call_with_retry(lambda: _answered(conn, _acommand(conn, args)), fail)
     finally:
         await pool.release(conn)
 
 
 async def _acommand(conn: Any, args: tuple[Any, ...]) -> Any:
+    await conn.send_command(*args)
+    return await conn.read_response()
+
+
+async def _answered(conn: Any, exchange: Awaitable[Any]) -> Any:
+    """``exchange``'s reply; a connection the exchange failed on (for anything but an error
+    reply from Redis, such as a timeout or a cancellation mid-reply) is dropped, out of step."""
     try:
-        await conn.send_command(*args)
-        return await conn.read_response()
+        return await exchange
     except ResponseError:
         raise
     except BaseException:
@@ -205,27 +211,23 @@ async def arun(pool: Any, script: Script, keys: Sequence[bytes], args: Sequence[
         async def fail(_: BaseException) -> None:
             await conn.disconnect()
 
-        return await conn.retry.call_with_retry(lambda: _aexchange(conn, script, keys, args), fail)
+        return await conn.retry.call_with_retry(
+            lambda: _answered(conn, _aexchange(conn, script, keys, args)), fail
+        )
     finally:
         await pool.release(conn)
 
 
 async def _aexchange(conn: Any, script: Script, keys: Sequence[bytes], args: Sequence[bytes | int]) -> Any:
+    await asend(conn, script.packed(keys, args))
     try:
+        return await conn.read_response()
+    except ResponseError as exc:
+        if not _mendable(script, exc):
+            raise
+        await _aload(conn, script)
         await asend(conn, script.packed(keys, args))
-        try:
-            return await conn.read_response()
-        except ResponseError as exc:
-            if not _mendable(script, exc):
-                raise
-            await _aload(conn, script)
-            await asend(conn, script.packed(keys, args))
-            return await conn.read_response()
-    except ResponseError:
-        raise
-    except BaseException:
-        await conn.disconnect(nowait=True)
-        raise
+        return await conn.read_response()
 
 
 async def _aload(conn: Any, script: Script) -> None:
