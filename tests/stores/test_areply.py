@@ -18,10 +18,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from loopfuse import Guard
 from loopfuse.stores.redis_reply import asend
 from tests.store_fixtures import RedisServer, unique_prefix
-
-
-def packed_eval(script: str) -> bytes:
-    return b"*3\r\n$4\r\nEVAL\r\n$%d\r\n%b\r\n$1\r\n0\r\n" % (len(script), script.encode())
+from tests.stores.test_reply import packed_eval
 
 
 def kill(server: RedisServer, **only: Any) -> None:

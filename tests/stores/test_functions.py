@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -158,20 +160,17 @@ def test_an_async_guard_loads_and_falls_back_alike(refusing: Refusing) -> None:
     assert refusing.server.sent("evalsha") >= expected
 
 
-def out_of_memory(server: RedisServer) -> Any:
+@contextmanager
+def out_of_memory(server: RedisServer) -> Iterator[None]:
     """A context in which the server refuses every write (``maxmemory`` of 1 byte), its library lost."""
     client = server.client()
-
-    class OutOfMemory:
-        def __enter__(self) -> None:
-            client.function_flush()
-            client.config_set("maxmemory", 1)
-
-        def __exit__(self, *exc: object) -> None:
-            client.config_set("maxmemory", 0)
-            time.sleep(0.6)  # the store's retry_interval: checks fail at once until it passes
-
-    return OutOfMemory()
+    client.function_flush()
+    client.config_set("maxmemory", 1)
+    try:
+        yield
+    finally:
+        client.config_set("maxmemory", 0)
+        time.sleep(0.6)  # the store's retry_interval: checks fail at once until it passes
 
 
 def test_a_library_refused_for_memory_is_loaded_again_later(own_redis: RedisServer, expected: int) -> None:

@@ -30,7 +30,7 @@ from redis.exceptions import NoPermissionError, NoScriptError, OutOfMemoryError,
 
 from .redis_reply import asend, reply, send
 
-__all__ = ["AsyncPool", "Pool", "Script", "arun", "run", "run_command"]
+__all__ = ["AsyncPool", "Pool", "Script", "arun", "arun_command", "run", "run_command"]
 
 _LIVE: weakref.WeakSet[Pool] = weakref.WeakSet()
 # The end of one part of a command and the length line of the next, for the usual lengths
@@ -175,13 +175,19 @@ def _command(conn: Any, args: tuple[Any, ...]) -> Any:
 
 async def arun_command(pool: Any, *args: Any) -> Any:
     """``run_command`` on an asyncio pool."""
+    return await _aon_connection(pool, lambda conn: _acommand(conn, args))
+
+
+async def _aon_connection(pool: Any, exchange: Callable[[Any], Awaitable[Any]]) -> Any:
+    """``exchange`` on a connection of ``pool``, retried as the connection's ``retry`` says (as in
+    ``run``: the connection connects on its first send)."""
     conn = await pool.get_connection()
     try:
 
         async def fail(_: BaseException) -> None:
             await conn.disconnect()
 
-        return await conn.retry.call_with_retry(lambda: _answered(conn, _acommand(conn, args)), fail)
+        return await conn.retry.call_with_retry(lambda: _answered(conn, exchange(conn)), fail)
     finally:
         await pool.release(conn)
 
@@ -205,17 +211,7 @@ async def _answered(conn: Any, exchange: Awaitable[Any]) -> Any:
 
 async def arun(pool: Any, script: Script, keys: Sequence[bytes], args: Sequence[bytes | int]) -> Any:
     """``run`` on an asyncio pool (``AsyncPool`` or a ``redis.asyncio`` client's)."""
-    conn = await pool.get_connection()
-    try:  # (as in ``run``: the connection connects on its first send)
-
-        async def fail(_: BaseException) -> None:
-            await conn.disconnect()
-
-        return await conn.retry.call_with_retry(
-            lambda: _answered(conn, _aexchange(conn, script, keys, args)), fail
-        )
-    finally:
-        await pool.release(conn)
+    return await _aon_connection(pool, lambda conn: _aexchange(conn, script, keys, args))
 
 
 async def _aexchange(conn: Any, script: Script, keys: Sequence[bytes], args: Sequence[bytes | int]) -> Any:
