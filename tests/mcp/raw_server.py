@@ -8,6 +8,8 @@ its input the server answers everything it was asked, then exits. Tools:
 - ``emit {hex, times}``: first writes the bytes ``hex`` (``times`` times) as a line of its
   own on stdout (a malformed line from the server), then answers.
 - ``spawn``: starts a grandchild that sleeps for a minute; answers its pid.
+
+Arguments that are not an object are taken too: their JSON is the answer.
 """
 
 from __future__ import annotations
@@ -33,7 +35,10 @@ def _answer(request_id: Any, text: str) -> None:
     _write(json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode() + b"\n")
 
 
-def _tool(request_id: Any, name: str, args: dict[str, Any]) -> None:
+def _tool(request_id: Any, name: str, args: Any) -> None:
+    if not isinstance(args, dict):  # arguments that are not an object (MCP asks for one), echoed
+        _answer(request_id, json.dumps(args))
+        return
     time.sleep(float(args.get("delay", 0)))
     if name == "emit":
         _write(bytes.fromhex(args["hex"]) * int(args.get("times", 1)) + b"\n")

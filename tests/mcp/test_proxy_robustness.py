@@ -194,6 +194,26 @@ def test_escalation_is_logged_once(tmp_path: Path) -> None:
     assert session.stderr.count("escalated") == 1
 
 
+def test_calls_whose_arguments_are_not_an_object_are_checked_too(tmp_path: Path) -> None:
+    """A server that takes such arguments runs the call, so the guard judges it as any other."""
+    config = tmp_path / "loopfuse.toml"
+    config.write_text(
+        "[circuit_breaker]\nduplicate_limit = 2\nresult_limit = 2\n\n[guard]\nabort_after_denials = 0\n"
+    )
+    session = RawSession(_argv(RAW_SERVER, config=str(config)), child_env())
+    try:
+        answers = []
+        for request_id in range(1, 4):
+            params = {"name": "echo", "arguments": ["same", 1]}
+            session.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
+            answers.append(_text(session.response_to(request_id)))
+        assert answers[:2] == ['["same", 1]'] * 2
+        assert answers[2].startswith("loopfuse refused this echo call") and "(result_limit 2)" in answers[2]
+        assert session.close() == 0
+    finally:
+        session.kill()
+
+
 def test_a_check_waiting_on_redis_holds_back_no_answer_to_an_earlier_call(
     own_redis: RedisServer, tmp_path: Path
 ) -> None:

@@ -137,15 +137,15 @@ def _is_modern(request: dict[str, Any]) -> bool:
     return isinstance(meta, dict) and _MODERN_VERSION_KEY in meta
 
 
-def tool_call(message: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
-    """The tool name and arguments of a ``tools/call``; None when they cannot be read."""
+def tool_call(message: dict[str, Any]) -> tuple[str, Any] | None:
+    """The tool name and arguments of a ``tools/call``; None when its name cannot be read.
+    Arguments that are not an object, as MCP asks, are checked as they are: a server that takes
+    them runs the call."""
     params = message.get("params")
     if not isinstance(params, dict) or not isinstance(params.get("name"), str):
         return None
     args = params.get("arguments")
-    if args is None:
-        args = {}
-    return (params["name"], args) if isinstance(args, dict) else None
+    return params["name"], {} if args is None else args
 
 
 def response_ok(message: dict[str, Any]) -> bool:

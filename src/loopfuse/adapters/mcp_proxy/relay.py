@@ -181,7 +181,7 @@ class StdioRelay:
             self._remember(message["id"], pending)
         return False
 
-    async def _judge(self, tool: str, args: dict[str, Any]) -> tuple[str | None, PendingCall]:
+    async def _judge(self, tool: str, args: Any) -> tuple[str | None, PendingCall]:
         """The refusal text (None: forward the call) and what its answer is awaited as. A tool
         the backend did not list is an invalid turn, and counts for no call breaker. Awaited: a
         guard on Redis waits for its store without holding back the backend's answers."""

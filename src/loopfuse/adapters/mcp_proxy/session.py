@@ -24,7 +24,7 @@ class PendingCall:
     """A ``tools/call`` the backend owes an answer to, and whose session made it."""
 
     tool: str
-    args: dict[str, Any]
+    args: Any  # an object, as MCP asks; anything else a server may take
     agent: str
     listed: bool = True
     warning: str | None = None  # added to the call's result (``jsonrpc.with_warning``)
