@@ -220,6 +220,37 @@ def server_time(url: str, n: int) -> None:
     print(f"  {'breakers':<20} {'check us':>9} {'tool call us':>13} {'scripts per tool call':>22}")
     for part in parts:
         print(f"  {part:<20} {checks[part][0]:>9.1f} {tools[part][0]:>13.1f} {tools[part][1]:>22.2f}")
+    usec, size = state_io(url, n)
+    print(f"  state I/O alone: {usec:.1f} us (an agent's hash of {size:,} bytes after its 100 tool calls")
+    print("  read whole, written back whole, its expiry refreshed; no breaker runs)")
+
+
+# What a round trip costs Redis on the one-hash layout before any breaker runs.
+STATE_IO = """local values = redis.call('HMGET', KEYS[1], unpack(ARGV))
+local out = {}
+for i, field in ipairs(ARGV) do out[#out + 1] = field; out[#out + 1] = values[i] end
+redis.call('HSET', KEYS[1], unpack(out))
+redis.call('PEXPIRE', KEYS[1], 86400000)
+return 0"""
+
+
+def state_io(url: str, n: int) -> tuple[float, int]:
+    """Redis's time per run of ``STATE_IO`` on the hashes the bench's tool calls leave (agents
+    of 100 calls, every result reported), and their mean bytes of values."""
+    client, prefix = redis.Redis.from_url(url), f"io{uuid.uuid4().hex[:6]}:"
+    guard = guard_for(url, prefix)
+    timings(tool_call_at(guard, "io"), max(n, 100))
+    guard.close()
+    hashes = {key: client.hkeys(key) for key in client.scan_iter(match=f"{prefix}*:s")}
+    script = client.register_script(STATE_IO)
+    script(keys=[next(iter(hashes))], args=next(iter(hashes.values())))  # loaded
+    before = client.info("commandstats")["cmdstat_evalsha"]
+    for _ in range(5):
+        for key, fields in hashes.items():
+            script(keys=[key], args=fields)
+    after = client.info("commandstats")["cmdstat_evalsha"]
+    size = sum(sum(map(len, client.hvals(key))) for key in hashes) // len(hashes)
+    return (after["usec"] - before["usec"]) / (after["calls"] - before["calls"]), size
 
 
 def script_times(

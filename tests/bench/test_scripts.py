@@ -146,6 +146,8 @@ def test_redis_store_prints_ratios_to_ping_and_throughput(runs: dict[str, Future
         assert figures(output, label)[-1] > 0, label
     assert figures(output, "acheck, redis://")[-1] > 0
     assert figures(output, "all, as EVALSHA")[0] > 0
+    state_io, state_bytes = figures(output, "state I/O alone:")[:2]
+    assert state_io > 0 and state_bytes > 1000  # an agent's hash after 100 tool calls
     throughput = output.split("\nthroughput", 1)[1].split("\n\n", 1)[0]
     assert re.findall(r"^ +(\d+) +[1-9]\d* +[1-9]\d* +[\d.]+$", throughput, re.MULTILINE) == ["1", "4", "16"]
     assert figures(output, "with results, after 200 distinct calls:")[0] > 0
