@@ -139,8 +139,8 @@ def _is_modern(request: dict[str, Any]) -> bool:
 
 def tool_call(message: dict[str, Any]) -> tuple[str, Any] | None:
     """The tool name and arguments of a ``tools/call``; None when its name cannot be read.
-    Arguments that are not an object, as MCP asks, are checked as they are: a server that takes
-    them runs the call."""
+    Arguments that are not an object (MCP asks for one) are checked as they are: a server that
+    takes them runs the call."""
     params = message.get("params")
     if not isinstance(params, dict) or not isinstance(params.get("name"), str):
         return None
