@@ -131,3 +131,45 @@ async def test_an_acheck_cancelled_in_flight_leaves_the_store_in_step(own_redis:
     assert seen == [True] * 6 + [False] * 2  # each check read its own reply, not the one left unread
     assert on_redis.stats()["fail_open"] == {}
     await on_redis.aclose()
+
+
+async def _cancel_carrying(guard: Guard, server: RedisServer, hold_the_pool: bool) -> None:
+    """Report an error for agent a, then cancel the check carrying it while Redis is paused
+    (after its command went out, or, ``hold_the_pool``, while it waits for the one connection)."""
+    assert (await guard.acheck("fetch", {"u": 1}, "a")).allowed
+    await guard.arecord_result("fetch", {"u": 1}, agent="a", error=TimeoutError("timed out"))
+    server.pause()
+    try:
+        other = asyncio.create_task(guard.acheck("read", {"p": 1}, "b")) if hold_the_pool else None
+        await asyncio.sleep(0.1)
+        carrying = asyncio.create_task(guard.acheck("fetch", {"u": 2}, "a"))
+        await asyncio.sleep(0.2)
+        carrying.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await carrying
+    finally:
+        server.resume()
+    if other is not None:
+        assert (await other).allowed
+    await asyncio.sleep(0.2)  # Redis runs what it was sent before the next check
+
+
+@pytest.mark.parametrize(("hold_the_pool", "counted"), [(False, True), (True, False)], ids=["sent", "unsent"])
+async def test_a_cancelled_acheck_applies_the_results_it_sent_and_drops_unsent_ones(
+    own_redis: RedisServer, hold_the_pool: bool, counted: bool
+) -> None:
+    """As docs/redis.md says: a result whose command left the process counts; one still waiting
+    for a connection is dropped, and not reported."""
+    store = {
+        "url": own_redis.url,
+        "prefix": unique_prefix(),
+        "timeout": 5,
+        "max_connections": 1,
+        "pool_timeout": 5,
+    }
+    guard = Guard.from_config({"same_error": {"limit": 1}, "store": store})
+    await _cancel_carrying(guard, own_redis, hold_the_pool)
+    after = await guard.acheck("fetch", {"u": 3}, "a")
+    assert (after.kind == "same_error") is counted
+    assert guard.stats()["fail_open"] == {}
+    await guard.aclose()
