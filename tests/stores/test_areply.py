@@ -133,6 +133,17 @@ async def test_an_acheck_cancelled_in_flight_leaves_the_store_in_step(own_redis:
     await on_redis.aclose()
 
 
+def _one_connection(server: RedisServer) -> dict[str, Any]:
+    """A store's settings on ``server`` with one connection, which a paused server keeps busy."""
+    return {
+        "url": server.url,
+        "prefix": unique_prefix(),
+        "timeout": 5,
+        "max_connections": 1,
+        "pool_timeout": 5,
+    }
+
+
 async def _cancel_carrying(guard: Guard, server: RedisServer, hold_the_pool: bool) -> None:
     """Report an error for agent a, then cancel the check carrying it while Redis is paused
     (after its command went out, or, ``hold_the_pool``, while it waits for the one connection)."""
@@ -154,22 +165,50 @@ async def _cancel_carrying(guard: Guard, server: RedisServer, hold_the_pool: boo
     await asyncio.sleep(0.2)  # Redis runs what it was sent before the next check
 
 
-@pytest.mark.parametrize(("hold_the_pool", "counted"), [(False, True), (True, False)], ids=["sent", "unsent"])
-async def test_a_cancelled_acheck_applies_the_results_it_sent_and_drops_unsent_ones(
-    own_redis: RedisServer, hold_the_pool: bool, counted: bool
+@pytest.mark.parametrize("hold_the_pool", [False, True], ids=["sent", "unsent"])
+async def test_a_cancelled_acheck_applies_the_results_it_sent_and_holds_unsent_ones_again(
+    own_redis: RedisServer, hold_the_pool: bool
 ) -> None:
-    """As docs/redis.md says: a result whose command left the process counts; one still waiting
-    for a connection is dropped, and not reported."""
-    store = {
-        "url": own_redis.url,
-        "prefix": unique_prefix(),
-        "timeout": 5,
-        "max_connections": 1,
-        "pool_timeout": 5,
-    }
+    """As docs/redis.md says: a result whose command left the process counts at once; one whose
+    check was cancelled while waiting for a connection is held again and counts, once, with the
+    agent's next check."""
+    store = {**_one_connection(own_redis), "result_flush_delay": 30}  # no flusher thread meanwhile
     guard = Guard.from_config({"same_error": {"limit": 1}, "store": store})
     await _cancel_carrying(guard, own_redis, hold_the_pool)
-    after = await guard.acheck("fetch", {"u": 3}, "a")
-    assert (after.kind == "same_error") is counted
+    state = f"{store['prefix']}{{a}}:s"
+    with redis.Redis(port=own_redis.port) as client:
+        assert client.hget(state, "puts") == (None if hold_the_pool else b"1")
+        after = await guard.acheck("fetch", {"u": 3}, "a")
+        assert after.kind == "same_error"
+        assert client.hget(state, "puts") == b"1"
+    assert guard.stats()["fail_open"] == {}
+    await guard.aclose()
+
+
+async def test_a_cancelled_aflush_holds_its_results_again(own_redis: RedisServer) -> None:
+    """An ``aflush`` cancelled while it waits for a connection sends nothing and loses nothing:
+    the next flush delivers the results, once."""
+    store = {**_one_connection(own_redis), "result_flush_delay": 30}
+    guard = Guard.from_config({"same_error": {"limit": 1}, "store": store})
+    assert (await guard.acheck("fetch", {"u": 1}, "a")).allowed
+    await guard.arecord_result("fetch", {"u": 1}, agent="a", error=TimeoutError("timed out"))
+    own_redis.pause()
+    try:
+        other = asyncio.create_task(guard.acheck("read", {"p": 1}, "b"))
+        await asyncio.sleep(0.1)
+        flushing = asyncio.create_task(guard.aflush())
+        await asyncio.sleep(0.2)
+        flushing.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await flushing
+    finally:
+        own_redis.resume()
+    assert (await other).allowed
+    state = f"{store['prefix']}{{a}}:s"
+    with redis.Redis(port=own_redis.port) as client:
+        assert client.hget(state, "puts") is None
+        await guard.aflush()
+        assert client.hget(state, "puts") == b"1"
+    assert (await guard.acheck("fetch", {"u": 2}, "a")).kind == "same_error"
     assert guard.stats()["fail_open"] == {}
     await guard.aclose()

@@ -199,9 +199,10 @@ class RedisStore:
         io = await self._async_io()
         if io is None:
             return await asyncio.to_thread(self.decide, agent, call)
-        with await self._held.acarrying(name) as held:
+        flight = await self._held.acarrying(name)
+        with flight as held:
             try:
-                reply = await io.script(self._decide, keys, self._check(call, held))
+                reply = await io.script(self._decide, keys, self._check(call, held), flight.unsent)
                 if reply == _NEAR_WANTED:
                     self._near = True
                     reply = await io.script(self._decide, keys, self._check(call, []))
@@ -255,11 +256,12 @@ class RedisStore:
         if io is None:
             await asyncio.to_thread(self._flush_agent, name)
             return
-        with contextlib.suppress(Exception), await self._held.acarrying(name) as held:
+        flight = await self._held.acarrying(name)
+        with contextlib.suppress(Exception), flight as held:
             if held:
                 self._ensure_up()
                 try:
-                    await io.script(self._flush, self._keys_of(name), _carried(held))
+                    await io.script(self._flush, self._keys_of(name), _carried(held), flight.unsent)
                 except (RedisError, OSError) as exc:
                     raise self._failed(exc) from exc
                 self._retry_at = 0.0

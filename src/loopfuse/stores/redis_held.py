@@ -146,6 +146,21 @@ class HeldResults:
             for one in held:
                 self._lost(one.tool, one.agent, failure)
 
+    def _returned(self, agent_id: str, held: list[Held]) -> None:
+        """The round trip that was to carry ``held`` never sent them: they are held again, ahead
+        of any the agent reported since, and the agent's next round trip may go."""
+        with self._lock:
+            entry = self._held.get(agent_id)
+            if entry is None:
+                entry = self._held[agent_id] = (time.monotonic(), [])
+                if self.delay:
+                    self._wake()
+            entry[1][:0] = held
+            self._count += len(held)
+            self._flying.discard(agent_id)
+            if self._waiting:
+                self._landing.notify_all()
+
     def agents(self) -> list[str]:
         """The agents holding results or with results in flight."""
         with self._lock:
@@ -204,20 +219,29 @@ class HeldResults:
 class Flight:
     """One round trip carrying an agent's held results (``HeldResults.carrying``): ``with`` it
     gives them; when it ends the agent's next round trip may go, and if it failed they are
-    reported lost."""
+    reported lost, unless ``unsent`` said they never left (then they are held again)."""
 
-    __slots__ = ("_agent_id", "_owner", "held")
+    __slots__ = ("_agent_id", "_owner", "_sent", "held")
 
     def __init__(self, owner: HeldResults, agent_id: str, held: list[Held]) -> None:
         self._owner, self._agent_id, self.held = owner, agent_id, held
+        self._sent = True
 
     def __enter__(self) -> list[Held]:
         return self.held
 
+    def unsent(self) -> None:
+        """The round trip was cancelled before it wrote anything: hold the results again."""
+        self._sent = False
+
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
-        if self.held:
-            failure = _undelivered(exc) if isinstance(exc, Exception) else None
-            self._owner._landed(self._agent_id, self.held, failure)
+        if not self.held:
+            return
+        if not self._sent:
+            self._owner._returned(self._agent_id, self.held)
+            return
+        failure = _undelivered(exc) if isinstance(exc, Exception) else None
+        self._owner._landed(self._agent_id, self.held, failure)
 
 
 def _undelivered(exc: Exception) -> StoreUnavailableError:

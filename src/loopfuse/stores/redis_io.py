@@ -101,8 +101,15 @@ class ClientIO:
 class AsyncWireIO(_Wire):
     """``WireIO`` on an asyncio pool: the store's own for one loop, or a host's client's."""
 
-    async def script(self, script: Script, keys: Sequence[str], args: Sequence[bytes | int]) -> Any:
-        return await arun(self._pool, script, self._encoded_keys(keys), args)
+    async def script(
+        self,
+        script: Script,
+        keys: Sequence[str],
+        args: Sequence[bytes | int],
+        unsent: Callable[[], None] | None = None,
+    ) -> Any:
+        """The script's reply; ``unsent`` hears of a cancellation before it was sent."""
+        return await arun(self._pool, script, self._encoded_keys(keys), args, unsent)
 
     async def delete(self, keys: Sequence[str]) -> None:
         await arun_command(self._pool, "DEL", *keys)
@@ -119,7 +126,15 @@ class AsyncClientIO:
         self._client = client
         self._scripts: dict[str, Any] = {}
 
-    async def script(self, script: Script, keys: Sequence[str], args: Sequence[bytes | int]) -> Any:
+    async def script(
+        self,
+        script: Script,
+        keys: Sequence[str],
+        args: Sequence[bytes | int],
+        unsent: Callable[[], None] | None = None,
+    ) -> Any:
+        """The script's reply (``unsent`` is never called: redis-py does not say whether a
+        cancelled command went out)."""
         return await _registered(self._scripts, self._client, script)(keys=keys, args=args)
 
     async def delete(self, keys: Sequence[str]) -> None:

@@ -178,10 +178,18 @@ async def arun_command(pool: Any, *args: Any) -> Any:
     return await _aon_connection(pool, lambda conn: _acommand(conn, args))
 
 
-async def _aon_connection(pool: Any, exchange: Callable[[Any], Awaitable[Any]]) -> Any:
+async def _aon_connection(
+    pool: Any, exchange: Callable[[Any], Awaitable[Any]], unsent: Callable[[], None] | None = None
+) -> Any:
     """``exchange`` on a connection of ``pool``, retried as the connection's ``retry`` says (as in
-    ``run``: the connection connects on its first send)."""
-    conn = await pool.get_connection()
+    ``run``: the connection connects on its first send). ``unsent`` hears of a cancellation
+    while waiting for the connection, before anything was written."""
+    try:
+        conn = await pool.get_connection()
+    except asyncio.CancelledError:
+        if unsent is not None:
+            unsent()
+        raise
     try:
 
         async def fail(_: BaseException) -> None:
@@ -209,9 +217,16 @@ async def _answered(conn: Any, exchange: Awaitable[Any]) -> Any:
         raise
 
 
-async def arun(pool: Any, script: Script, keys: Sequence[bytes], args: Sequence[bytes | int]) -> Any:
-    """``run`` on an asyncio pool (``AsyncPool`` or a ``redis.asyncio`` client's)."""
-    return await _aon_connection(pool, lambda conn: _aexchange(conn, script, keys, args))
+async def arun(
+    pool: Any,
+    script: Script,
+    keys: Sequence[bytes],
+    args: Sequence[bytes | int],
+    unsent: Callable[[], None] | None = None,
+) -> Any:
+    """``run`` on an asyncio pool (``AsyncPool`` or a ``redis.asyncio`` client's); ``unsent``
+    hears of a cancellation before the script was sent (``_aon_connection``)."""
+    return await _aon_connection(pool, lambda conn: _aexchange(conn, script, keys, args), unsent)
 
 
 async def _aexchange(conn: Any, script: Script, keys: Sequence[bytes], args: Sequence[bytes | int]) -> Any:
