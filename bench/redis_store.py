@@ -361,6 +361,9 @@ def library_bytes(url: str) -> None:
         memory = client.info("memory")
         return int(memory["used_memory_functions"]), int(memory["used_memory_vm_functions"])
 
+    if "used_memory_functions" not in client.info("memory"):
+        print("\nbytes of one Function library in Redis: none, this server has no functions (before 7.0)")
+        return
     before = used()
     own = {**CONFIG, "cap": {"limit": 1000 + int(uuid.uuid4().int % 1000)}}  # a library of its own
     guard = guard_for(url, f"lib{uuid.uuid4().hex[:6]}:", config=own)

@@ -6,15 +6,17 @@ which commands the clients sent)."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from loopfuse import Guard
+from loopfuse import Decision, Guard
 from tests.store_fixtures import RedisServer, unique_prefix
 
 SEARCH = ("search", {"q": "the same"})
@@ -158,6 +160,43 @@ def test_an_async_guard_loads_and_falls_back_alike(refusing: Refusing) -> None:
 
     assert asyncio.run(loop()) == expected
     assert refusing.server.sent("evalsha") >= expected
+
+
+def test_concurrent_first_checks_fall_back_alike(refusing: Refusing) -> None:
+    """Round trips sent as FCALL before the first refusal came back are each sent again as
+    EVALSHA (not failed open because another one switched the script meanwhile)."""
+    in_process = Guard.from_config({})
+    allowed = sum(in_process.check(*SEARCH, "a").allowed for _ in range(CONCURRENT))
+
+    async def gathered(guard: Guard) -> list[Decision]:
+        decisions = await asyncio.gather(*(guard.acheck(*SEARCH, "a") for _ in range(CONCURRENT)))
+        await guard.aclose()
+        return decisions
+
+    for guard, decisions in (
+        (async_guard := refusing.guard(), asyncio.run(gathered(async_guard))),
+        (threads_guard := refusing.guard(), in_threads(threads_guard)),
+    ):
+        assert sum(d.allowed for d in decisions) == allowed
+        assert guard.stats()["fail_open"] == {}
+    assert libraries(refusing.server) == []
+
+
+CONCURRENT = 50
+
+
+def in_threads(guard: Guard) -> list[Decision]:
+    """``CONCURRENT`` checks of one search, each from a thread of its own, started together."""
+    start = threading.Barrier(CONCURRENT)
+
+    def check() -> Decision:
+        start.wait()
+        return guard.check(*SEARCH, "a")
+
+    with ThreadPoolExecutor(CONCURRENT) as pool:
+        decisions = list(pool.map(lambda _: check(), range(CONCURRENT)))
+    guard.close()
+    return decisions
 
 
 @contextmanager

@@ -25,7 +25,7 @@ from loopfuse.stores.redis_held import OVERALL, PER_AGENT
 from tests.store_fixtures import LoopTicks, RedisServer, unique_prefix
 
 ONE_ERROR = {"same_error": {"limit": 1}}  # after one error, the next call of the tool is denied
-RUN = "FCALL"  # a round trip: a call of the function the store loaded
+RUN = "script"  # a round trip: FCALL of the store's function, or EVALSHA before Redis 7.0
 
 
 class Sent:
@@ -49,7 +49,8 @@ class Sent:
                 if text.endswith("-end"):
                     return
             elif command["client_type"] != "lua":  # not what a script runs
-                self._names.append(text.split(" ", 1)[0])
+                name = text.split(" ", 1)[0]
+                self._names.append(RUN if name in ("FCALL", "EVALSHA") else name)
 
     def names(self, end: bool = False) -> list[str]:
         """What came so far (every command sent before this call)."""

@@ -92,11 +92,12 @@ def _exchange(conn: Any, script: Script, keys: Sequence[bytes], args: Sequence[b
     """Send the script, read its reply (loading it first if the server lacks it); a connection
     left with a reply unread is closed."""
     try:
+        as_function = script.as_function  # as this command goes: another thread may switch it
         send(conn, script.packed(keys, args))
         try:
             return reply(conn)
         except ResponseError as exc:
-            if not _mendable(script, exc):
+            if not _mendable(script, exc, as_function):
                 raise
             _load(conn, script)
             send(conn, script.packed(keys, args))
@@ -108,25 +109,26 @@ def _exchange(conn: Any, script: Script, keys: Sequence[bytes], args: Sequence[b
         raise
 
 
-def _mendable(script: Script, exc: ResponseError) -> bool:
-    """Whether loading ``script`` and sending it again mends the error reply ``exc``: the server
-    lacks it, or takes no ``FCALL`` (then the script goes as ``EVALSHA`` from now on)."""
-    if _refused(script, exc):
+def _mendable(script: Script, exc: ResponseError, as_function: bool) -> bool:
+    """Whether loading ``script`` and sending it again mends the error reply ``exc`` to a command
+    sent as ``FCALL`` (``as_function``) or ``EVALSHA``: the server lacks it, or takes no ``FCALL``
+    (then the script goes as ``EVALSHA`` from now on). Judged by how the command went, not by
+    ``script`` now: concurrent round trips may have switched it since."""
+    if as_function and _refused(exc):
         script.scripts_only()
         return True
-    return _missing(script, exc)
+    return _missing(exc, as_function)
 
 
-def _missing(script: Script, exc: ResponseError) -> bool:
-    """Whether ``exc`` says the server lacks ``script`` as it was sent (no such script or
+def _missing(exc: ResponseError, as_function: bool) -> bool:
+    """Whether ``exc`` says the server lacks the script as it was sent (no such script or
     function: a restart, a flush), which loading it mends."""
-    return isinstance(exc, NoScriptError) or (script.as_function and "Function not found" in str(exc))
+    return isinstance(exc, NoScriptError) or (as_function and "Function not found" in str(exc))
 
 
-def _refused(script: Script, exc: ResponseError) -> bool:
+def _refused(exc: ResponseError) -> bool:
     """Whether ``exc`` says the server takes no ``FCALL`` (Redis before 7.0, an ACL without it)."""
-    refused = isinstance(exc, NoPermissionError) or str(exc).startswith("unknown command")
-    return script.as_function and refused
+    return isinstance(exc, NoPermissionError) or str(exc).startswith("unknown command")
 
 
 def _load(conn: Any, script: Script) -> None:
@@ -230,11 +232,12 @@ async def arun(
 
 
 async def _aexchange(conn: Any, script: Script, keys: Sequence[bytes], args: Sequence[bytes | int]) -> Any:
+    as_function = script.as_function  # as this command goes (see _mendable)
     await asend(conn, script.packed(keys, args))
     try:
         return await conn.read_response()
     except ResponseError as exc:
-        if not _mendable(script, exc):
+        if not _mendable(script, exc, as_function):
             raise
         await _aload(conn, script)
         await asend(conn, script.packed(keys, args))
