@@ -357,19 +357,19 @@ def library_bytes(url: str) -> None:
     which moves with Lua's garbage collector by tens of KB from run to run (even below zero)."""
     client = redis.Redis.from_url(url)
 
-    def used() -> tuple[int, int]:
+    def used() -> tuple[int, int]:  # (0, 0) before Redis 7.0, which has no functions
         memory = client.info("memory")
-        return int(memory["used_memory_functions"]), int(memory["used_memory_vm_functions"])
+        return int(memory.get("used_memory_functions", 0)), int(memory.get("used_memory_vm_functions", 0))
 
-    if "used_memory_functions" not in client.info("memory"):
-        print("\nbytes of one Function library in Redis: none, this server has no functions (before 7.0)")
-        return
     before = used()
     own = {**CONFIG, "cap": {"limit": 1000 + int(uuid.uuid4().int % 1000)}}  # a library of its own
     guard = guard_for(url, f"lib{uuid.uuid4().hex[:6]}:", config=own)
     guard.check("read", {"path": "/src/a.py"}, "agent")
     guard.close()
     after = used()
+    if after[0] == before[0]:
+        print("\nbytes of one Function library in Redis: none, this server has no functions")
+        return
     print(
         f"\nbytes of one Function library in Redis: its code {after[0] - before[0]}, "
         f"the Lua state's growth {after[1] - before[1]}"
