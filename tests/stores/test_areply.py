@@ -6,7 +6,7 @@ are redis-py's and the connection stays in step."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 import pytest
@@ -144,16 +144,22 @@ def _one_connection(server: RedisServer) -> dict[str, Any]:
     }
 
 
-async def _cancel_carrying(guard: Guard, server: RedisServer, hold_the_pool: bool) -> None:
-    """Report an error for agent a, then cancel the check carrying it while Redis is paused
-    (after its command went out, or, ``hold_the_pool``, while it waits for the one connection)."""
+async def _cancel_carrying(
+    guard: Guard,
+    server: RedisServer,
+    hold_the_pool: bool,
+    carry: Callable[[], Coroutine[Any, Any, Any]] | None = None,
+) -> None:
+    """Report an error for agent a, then cancel the round trip carrying it (``carry``: a check of
+    a's by default) while Redis is paused (after its command went out, or, ``hold_the_pool``,
+    while it waits for the one connection)."""
     assert (await guard.acheck("fetch", {"u": 1}, "a")).allowed
     await guard.arecord_result("fetch", {"u": 1}, agent="a", error=TimeoutError("timed out"))
     server.pause()
     try:
         other = asyncio.create_task(guard.acheck("read", {"p": 1}, "b")) if hold_the_pool else None
         await asyncio.sleep(0.1)
-        carrying = asyncio.create_task(guard.acheck("fetch", {"u": 2}, "a"))
+        carrying = asyncio.create_task(carry() if carry else guard.acheck("fetch", {"u": 2}, "a"))
         await asyncio.sleep(0.2)
         carrying.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -190,20 +196,7 @@ async def test_a_cancelled_aflush_holds_its_results_again(own_redis: RedisServer
     the next flush delivers the results, once."""
     store = {**_one_connection(own_redis), "result_flush_delay": 30}
     guard = Guard.from_config({"same_error": {"limit": 1}, "store": store})
-    assert (await guard.acheck("fetch", {"u": 1}, "a")).allowed
-    await guard.arecord_result("fetch", {"u": 1}, agent="a", error=TimeoutError("timed out"))
-    own_redis.pause()
-    try:
-        other = asyncio.create_task(guard.acheck("read", {"p": 1}, "b"))
-        await asyncio.sleep(0.1)
-        flushing = asyncio.create_task(guard.aflush())
-        await asyncio.sleep(0.2)
-        flushing.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await flushing
-    finally:
-        own_redis.resume()
-    assert (await other).allowed
+    await _cancel_carrying(guard, own_redis, True, guard.aflush)
     state = f"{store['prefix']}{{a}}:s"
     with redis.Redis(port=own_redis.port) as client:
         assert client.hget(state, "puts") is None

@@ -82,11 +82,7 @@ class HeldResults:
         holds more than ``PER_AGENT`` (or the delay is 0), every agent when all hold more than
         ``4 * OVERALL`` (beyond ``OVERALL`` the thread sends them all)."""
         with self._lock:
-            entry = self._held.get(agent_id)
-            if entry is None:
-                entry = self._held[agent_id] = (time.monotonic(), [])
-                if self.delay:
-                    self._wake()
+            entry = self._entry(agent_id)
             entry[1].append(held)
             self._count += 1
             if self._count > 4 * OVERALL:
@@ -95,6 +91,16 @@ class HeldResults:
                 self._hurry = True
                 self._wake(at_once=True)
             return [agent_id] if len(entry[1]) > PER_AGENT or not self.delay else []
+
+    def _entry(self, agent_id: str) -> tuple[float, list[Held]]:
+        """The agent's held results and since when it holds any (under the lock; made, and the
+        flusher thread told, when it held none)."""
+        entry = self._held.get(agent_id)
+        if entry is None:
+            entry = self._held[agent_id] = (time.monotonic(), [])
+            if self.delay:
+                self._wake()
+        return entry
 
     def carrying(self, agent_id: str) -> Flight:
         """The agent's held results for one round trip (a context manager), which the agent's
@@ -150,11 +156,7 @@ class HeldResults:
         """The round trip that was to carry ``held`` never sent them: they are held again, ahead
         of any the agent reported since, and the agent's next round trip may go."""
         with self._lock:
-            entry = self._held.get(agent_id)
-            if entry is None:
-                entry = self._held[agent_id] = (time.monotonic(), [])
-                if self.delay:
-                    self._wake()
+            entry = self._entry(agent_id)
             entry[1][:0] = held
             self._count += len(held)
             self._flying.discard(agent_id)
