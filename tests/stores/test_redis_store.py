@@ -169,6 +169,52 @@ async def test_store_object_with_an_async_client(redis_server: RedisServer) -> N
     client.close()
 
 
+CLIENT_KINDS = [{"decode_responses": True}, {"protocol": 3}, {"protocol": 3, "decode_responses": True}]
+
+
+def first_denial(check: Any, report: Any) -> tuple[int, str | None]:
+    """The index and kind of the first denied call of a loop of one search, each result reported."""
+    for i in range(12):
+        decision = check("search", {"q": "the same"}, "a")
+        if not decision.allowed:
+            return i, decision.kind
+        report("search", {"q": "the same"}, "no results", "a", ok=True)
+    raise AssertionError("the loop was never denied")
+
+
+@pytest.mark.parametrize("kind", CLIENT_KINDS, ids=["decoded", "RESP3", "RESP3 decoded"])
+async def test_a_hosts_client_of_any_kind_decides_as_in_process(redis_server: RedisServer, kind: Any) -> None:
+    """A host's clients that decode replies to str or speak RESP3: the default guard, results
+    reported, denies the loop where it does in process, from sync and asyncio code."""
+    import redis.asyncio as aredis
+
+    in_process = Guard()
+    expected = first_denial(in_process.check, in_process.record_result)
+    client, aclient = (
+        redis.Redis(port=redis_server.port, **kind),
+        aredis.Redis(port=redis_server.port, **kind),
+    )
+    for reporting in ("sync", "async"):
+        guard = Guard(store=RedisStore.from_client(client, aclient, prefix=unique_prefix()))
+        if reporting == "sync":
+            assert first_denial(guard.check, guard.record_result) == expected
+        else:
+            assert await afirst_denial(guard) == expected
+        await guard.aclose()
+        assert guard.stats()["fail_open"] == {}
+    await aclient.aclose()
+    client.close()
+
+
+async def afirst_denial(guard: Guard) -> tuple[int, str | None]:
+    for i in range(12):
+        decision = await guard.acheck("search", {"q": "the same"}, "a")
+        if not decision.allowed:
+            return i, decision.kind
+        await guard.arecord_result("search", {"q": "the same"}, "no results", "a", ok=True)
+    raise AssertionError("the loop was never denied")
+
+
 def connected_clients(server: RedisServer) -> int:
     client = server.client()
     count = int(client.info("clients")["connected_clients"]) - 1  # not this one
