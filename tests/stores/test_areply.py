@@ -117,20 +117,28 @@ async def test_acheck_decides_the_same_after_the_server_dropped_its_connections(
 
 async def test_an_acheck_cancelled_in_flight_leaves_the_store_in_step(own_redis: RedisServer) -> None:
     on_redis = Guard.from_config({"store": {"url": own_redis.url, "prefix": unique_prefix(), "timeout": 5}})
-    assert (await on_redis.acheck("read", {"p": 1}, "a")).allowed
-    own_redis.pause()  # the next reply does not come
+    assert await checks_after_one_cancelled(on_redis, own_redis) == IN_STEP
+    assert on_redis.stats()["fail_open"] == {}
+    await on_redis.aclose()
+
+
+IN_STEP = [True] * 6 + [False] * 2  # each check read its own reply, not the one left unread
+
+
+async def checks_after_one_cancelled(guard: Guard, server: RedisServer) -> list[bool]:
+    """A check of agent a's, then one cancelled while ``server`` is paused (its reply left
+    unread), then 8 checks of another call: whether each of those was allowed."""
+    assert (await guard.acheck("read", {"p": 1}, "a")).allowed
+    server.pause()  # the next reply does not come
     try:
-        task = asyncio.create_task(on_redis.acheck("read", {"p": 2}, "a"))
+        task = asyncio.create_task(guard.acheck("read", {"p": 2}, "a"))
         await asyncio.sleep(0.2)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
     finally:
-        own_redis.resume()
-    seen = [(await on_redis.acheck("search", {"q": "x"}, "a")).allowed for _ in range(8)]
-    assert seen == [True] * 6 + [False] * 2  # each check read its own reply, not the one left unread
-    assert on_redis.stats()["fail_open"] == {}
-    await on_redis.aclose()
+        server.resume()
+    return [(await guard.acheck("search", {"q": "x"}, "a")).allowed for _ in range(8)]
 
 
 def _one_connection(server: RedisServer) -> dict[str, Any]:
