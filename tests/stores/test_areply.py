@@ -131,14 +131,19 @@ async def checks_after_one_cancelled(guard: Guard, server: RedisServer) -> list[
     assert (await guard.acheck("read", {"p": 1}, "a")).allowed
     server.pause()  # the next reply does not come
     try:
-        task = asyncio.create_task(guard.acheck("read", {"p": 2}, "a"))
-        await asyncio.sleep(0.2)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
+        await cancelled_after(guard.acheck("read", {"p": 2}, "a"), 0.2)
     finally:
         server.resume()
     return [(await guard.acheck("search", {"q": "x"}, "a")).allowed for _ in range(8)]
+
+
+async def cancelled_after(work: Coroutine[Any, Any, Any], seconds: float) -> None:
+    """Run ``work`` as a task, cancel it after ``seconds``, and see it end cancelled."""
+    task = asyncio.create_task(work)
+    await asyncio.sleep(seconds)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
 
 
 def _one_connection(server: RedisServer) -> dict[str, Any]:
@@ -167,11 +172,7 @@ async def _cancel_carrying(
     try:
         other = asyncio.create_task(guard.acheck("read", {"p": 1}, "b")) if hold_the_pool else None
         await asyncio.sleep(0.1)
-        carrying = asyncio.create_task(carry() if carry else guard.acheck("fetch", {"u": 2}, "a"))
-        await asyncio.sleep(0.2)
-        carrying.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await carrying
+        await cancelled_after(carry() if carry else guard.acheck("fetch", {"u": 2}, "a"), 0.2)
     finally:
         server.resume()
     if other is not None:
