@@ -2,7 +2,8 @@
 
 - ```python blocks run in a fresh subprocess (top-level ``await`` allowed), cwd a temporary
   directory holding a copy of ``examples/``, with a timeout. A block followed by a ```text block
-  introduced by a line ending in "prints:" must print that text (``...`` matches anything).
+  introduced by a line that says "prints" and ends in ":" must print that text (``...`` matches
+  anything).
 - ```toml blocks parse; those made of loopfuse sections are accepted by ``loopfuse.parse_config``,
   and one introduced by a line ending in "with the defaults:" gives the default configuration.
 - ```json blocks parse (one document, or one per line).
@@ -72,13 +73,18 @@ def _fences(path: Path) -> list[tuple[int, str, str, str]]:
     return found
 
 
+def _introduces_output(prose: str) -> bool:
+    """Whether the line before a ```text block says it shows what the block above prints."""
+    return re.search(r"\bprints\b", prose) is not None and prose.endswith(":")
+
+
 def _blocks() -> list[Block]:
     blocks: list[Block] = []
     for path in PAGES:
         fences = _fences(path)
         for k, (line, lang, body, intro) in enumerate(fences):
             after = fences[k + 1] if k + 1 < len(fences) else None
-            prints = after[2] if after and after[1] == "text" and after[3].endswith("prints:") else None
+            prints = after[2] if after and after[1] == "text" and _introduces_output(after[3]) else None
             page = str(path.relative_to(ROOT))
             blocks.append(Block(page, line, lang, body, prints, intro))
     return blocks

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         return usage_error(str(exc))
     if path is None:
         return usage_error(
-            "no incident log: pass PATH or set circuit_breaker.incident_log in the configuration"
+            "no incident log: pass PATH or set [guard] incident_log in the configuration"
         )
     if not args.follow and not Path(path).is_file():
         print(
