@@ -190,6 +190,22 @@ def test_langgraph_tool_node_denies_and_raises_on_escalation() -> None:
     assert SECRET not in str(caught.value)
 
 
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_tool_node_handling_every_error_still_stops_the_graph(mode: str) -> None:
+    """``handle_tool_errors=True`` turns a tool's exceptions into messages for the model; the
+    escalation must still end the graph, not reach the model and loop to the recursion limit."""
+    counter = Counter()
+    model = ScriptedChatModel(script=forever("search", {"q": SECRET}))
+    middleware = LoopfuseMiddleware(Guard.from_config(LIMITS), on_escalate="raise")
+    wrap = {"wrap_tool_call": middleware.wrap_tool_call, "awrap_tool_call": middleware.awrap_tool_call}
+    graph = tool_node_graph(model, ToolNode([counter.tool()], handle_tool_errors=True, **wrap))
+    state = {"messages": [HumanMessage("go")]}
+    with pytest.raises(LoopAbortedError, match="search"):
+        graph.invoke(state, CONFIG) if mode == "sync" else await graph.ainvoke(state, CONFIG)
+    assert counter.runs == 3
+    assert [m.status for m in model.seen].count("error") == 3
+
+
 async def test_langgraph_tool_node_async_wrapper() -> None:
     counter = Counter()
     model = ScriptedChatModel(script=forever("search", {"q": SECRET}))

@@ -6,7 +6,9 @@ carrying the denial text. When the guard escalates, the denial is marked, and th
 middleware's ``before_model`` hook ends the run (``jump_to: "end"``) with a final
 ``AIMessage`` naming the loop. Its ``wrap_tool_call``/``awrap_tool_call`` also work as
 ``ToolNode(wrap_tool_call=...)`` in a hand-built LangGraph graph, where
-``on_escalate="raise"`` stops the graph with ``LoopAbortedError`` instead.
+``on_escalate="raise"`` stops the graph with ``LoopAbortedError`` instead (raised as a
+LangGraph ``GraphBubbleUp`` too, so that no ``handle_tool_errors`` setting of the node turns it
+into a tool message).
 
 Invalid turns (``Guard.note_invalid``): a call of a tool the ``ToolNode`` does not have
 (answered by LangGraph's "is not a valid tool" error), and a call whose arguments the tool's
@@ -34,12 +36,14 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
+from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE, ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 from pydantic import BaseModel, ValidationError
 
 from ..decision import Decision
+from ..errors import LoopAbortedError
 from ..guard import Guard
 from ._common import HostLimit, stop_error, stopped_text, with_warning
 
@@ -171,7 +175,7 @@ class LoopfuseMiddleware(AgentMiddleware):
         if decision.escalate:
             error = stop_error(self.guard, decision, agent)
             if self.on_escalate == "raise":
-                raise error
+                raise _through_the_graph(error)
             artifact = {_MARK: stopped_text(error)}
         call = request.tool_call
         return ToolMessage(
@@ -181,6 +185,16 @@ class LoopfuseMiddleware(AgentMiddleware):
             status="error",
             artifact=artifact,
         )
+
+
+class _GraphLoopAborted(LoopAbortedError, GraphBubbleUp):
+    """A ``LoopAbortedError`` LangGraph lets through: a ``ToolNode`` built with
+    ``handle_tool_errors=True`` turns any other exception into a tool message for the model,
+    and the looping agent would go on to the recursion limit."""
+
+
+def _through_the_graph(error: LoopAbortedError) -> LoopAbortedError:
+    return _GraphLoopAborted(agent=error.agent, tool=error.tool, denials=error.denials, kind=error.kind)
 
 
 def _call_of(request: ToolCallRequest) -> tuple[str, Any, str]:
