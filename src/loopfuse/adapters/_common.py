@@ -8,7 +8,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .._escalation import escalation_point
 from .._weak_table import WeakIdentityTable
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "WARNING_KEY",
     "HostLimit",
+    "PendingCalls",
     "PendingWarnings",
     "Scope",
     "ScopeTable",
@@ -54,29 +55,38 @@ def with_warning(result: Any, warning: str | None) -> Any:
     return warning if result is None else f"{result}\n\n{warning}"
 
 
-class PendingWarnings:
-    """Warnings of allowed calls waiting for their result, by call id (for hosts that check a
-    call in one hook and see its result in another). Bounded: past ``size`` calls whose result
-    never came (a tool that raised), the oldest go."""
+T = TypeVar("T")
+
+
+class PendingCalls(Generic[T]):
+    """What an adapter keeps of allowed calls waiting for their result, by call id (for hosts
+    that check a call in one hook and see its result in another). Bounded: past ``size`` calls
+    whose result never came (a tool that raised, a run cancelled mid-call), the oldest go."""
 
     def __init__(self, size: int = 1024) -> None:
-        self._waiting: OrderedDict[Hashable, str] = OrderedDict()
+        self._waiting: OrderedDict[Hashable, T] = OrderedDict()
         self._size = size
         self._lock = threading.Lock()
 
-    def put(self, call: Hashable, warning: str | None) -> None:
-        if warning is None:
-            return
+    def put(self, call: Hashable, value: T) -> None:
         with self._lock:
-            self._waiting[call] = warning
+            self._waiting[call] = value
             if len(self._waiting) > self._size:
                 self._waiting.popitem(last=False)
 
-    def pop(self, call: Hashable) -> str | None:
+    def pop(self, call: Hashable) -> T | None:
         if not self._waiting:
             return None
         with self._lock:
             return self._waiting.pop(call, None)
+
+
+class PendingWarnings(PendingCalls[str]):
+    """The warnings of allowed calls waiting for their result; calls without one are not kept."""
+
+    def put(self, call: Hashable, value: str | None) -> None:
+        if value is not None:
+            super().put(call, value)
 
 
 def _text_block_like(blocks: list[Any], text: str) -> Any:

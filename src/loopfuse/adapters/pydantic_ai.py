@@ -20,6 +20,12 @@ the guard's lock keeps counts exact. Each call is checked with ``round=`` the ru
 (``RunContext.run_step``, one per model response), so identical calls of one response count
 once. An allowed call's warning is added to what the tool returned (``after_tool_execute``,
 ``with_warning``), after the guard has recorded it.
+
+A call is judged by the arguments the model sent (``ToolCallPart.args_as_dict()``, plain JSON),
+not the validated ones, which may hold pydantic models or dataclasses; a result that is one is
+reported as its JSON data. A tool failing with ``ModelRetry`` or ``ToolFailed`` (which Pydantic AI
+never passes to ``on_tool_execute_error``) is reported as an error by ``wrap_tool_execute``, then
+re-raised unchanged. Each call that ran is reported once, whichever hook sees it first.
 """
 
 from __future__ import annotations
@@ -30,20 +36,20 @@ from typing import Any
 try:
     from pydantic_ai import RunContext
     from pydantic_ai.capabilities import AbstractCapability
-    from pydantic_ai.capabilities.abstract import WrapRunHandler
-    from pydantic_ai.exceptions import ModelRetry, ToolFailed
+    from pydantic_ai.capabilities.abstract import WrapRunHandler, WrapToolExecuteHandler
+    from pydantic_ai.exceptions import ModelRetry, ToolFailed, ToolFailedError, ToolRetryError
     from pydantic_ai.messages import ModelRequest, ToolCallPart, ToolReturnPart
     from pydantic_ai.models import ModelRequestContext
     from pydantic_ai.run import AgentRunResult
     from pydantic_ai.tools import ToolDefinition
-    from pydantic_core import ValidationError
+    from pydantic_core import ValidationError, to_jsonable_python
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise ImportError(
         "loopfuse.adapters.pydantic_ai needs Pydantic AI v2: pip install 'loopfuse[pydantic-ai]'"
     ) from exc
 
 from ..guard import Guard
-from ._common import HostLimit, PendingWarnings, stop_error, with_warning
+from ._common import HostLimit, PendingCalls, stop_error, with_warning
 
 __all__ = ["LoopfuseCapability"]
 
@@ -54,11 +60,11 @@ class LoopfuseCapability(AbstractCapability[Any]):
 
     guard: Guard
     _limit: HostLimit = field(init=False, repr=False, compare=False)
-    _warnings: PendingWarnings = field(init=False, repr=False, compare=False)
+    _running: PendingCalls[_Running] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._limit = HostLimit(self.guard, "Pydantic AI")
-        self._warnings = PendingWarnings()
+        self._running = PendingCalls()
 
     async def wrap_run(self, ctx: RunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
         try:
@@ -72,9 +78,10 @@ class LoopfuseCapability(AbstractCapability[Any]):
         scope = _scope(ctx)
         if not self._limit.warned:
             self._limit.check("request_limit", getattr(ctx.usage_limits, "request_limit", None))
-        decision = await self.guard.acheck(call.tool_name, args, scope, round=ctx.run_step)
+        sent = call.args_as_dict()
+        decision = await self.guard.acheck(call.tool_name, sent, scope, round=ctx.run_step)
         if decision.allowed:
-            self._warnings.put((scope, call.tool_call_id), decision.warning)
+            self._running.put((scope, call.tool_call_id), _Running(sent, decision.warning))
             return args
         if decision.escalate:
             raise stop_error(self.guard, decision, scope)
@@ -127,9 +134,8 @@ class LoopfuseCapability(AbstractCapability[Any]):
         args: dict[str, Any],
         result: Any,
     ) -> Any:
-        scope = _scope(ctx)
-        await self.guard.arecord_result(call.tool_name, args, result, scope, ok=True)
-        return with_warning(result, self._warnings.pop((scope, call.tool_call_id)))
+        running = await self._report(ctx, call, _plain(result), ok=True)
+        return with_warning(result, running.warning if running else None)
 
     async def on_tool_execute_error(
         self,
@@ -140,10 +146,60 @@ class LoopfuseCapability(AbstractCapability[Any]):
         args: dict[str, Any],
         error: Exception,
     ) -> Any:
-        scope = _scope(ctx)
-        self._warnings.pop((scope, call.tool_call_id))
-        await self.guard.arecord_result(call.tool_name, args, error, scope, ok=False)
+        await self._report(ctx, call, error, ok=False)
         raise error
+
+    async def wrap_tool_execute(
+        self,
+        ctx: RunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: dict[str, Any],
+        handler: WrapToolExecuteHandler,
+    ) -> Any:
+        """Report a tool's ``ModelRetry`` or ``ToolFailed``, which skip ``on_tool_execute_error``
+        (and reach here wrapped: ``ToolRetryError``, ``ToolFailedError``)."""
+        try:
+            return await handler(args)
+        except (ModelRetry, ToolFailed, ToolRetryError, ToolFailedError) as error:
+            await self._report(ctx, call, _unwrapped(error), ok=False)
+            raise
+
+    async def _report(
+        self, ctx: RunContext[Any], call: ToolCallPart, result: Any, *, ok: bool
+    ) -> _Running | None:
+        """Record the result of an allowed call not yet reported; a denied call has none."""
+        scope = _scope(ctx)
+        running = self._running.pop((scope, call.tool_call_id))
+        if running is not None:
+            await self.guard.arecord_result(call.tool_name, running.args, result, scope, ok=ok)
+        return running
+
+
+@dataclass(frozen=True)
+class _Running:
+    """An allowed call waiting for its result: the arguments it was checked with, its warning."""
+
+    args: dict[str, Any]
+    warning: str | None
+
+
+def _unwrapped(error: Exception) -> BaseException:
+    """The tool's own ``ModelRetry`` or ``ToolFailed`` that Pydantic AI wrapped in ``error``."""
+    cause = error.__cause__
+    return cause if isinstance(cause, ModelRetry | ToolFailed) else error
+
+
+def _plain(result: Any) -> Any:
+    """``result`` as JSON data (a pydantic model or dataclass as its fields) for the guard;
+    as it is when it cannot be converted (the guard then fails open on it)."""
+    if result is None or isinstance(result, str):
+        return result
+    try:
+        return to_jsonable_python(result)
+    except Exception:  # the tool's own object, which may raise anything
+        return result
 
 
 def _unknown_tool(part: ToolReturnPart[Any]) -> bool:
