@@ -197,11 +197,18 @@ async def test_a_tool_node_handling_every_error_still_stops_the_graph(mode: str)
     counter = Counter()
     model = ScriptedChatModel(script=forever("search", {"q": SECRET}))
     middleware = LoopfuseMiddleware(Guard.from_config(LIMITS), on_escalate="raise")
-    wrap = {"wrap_tool_call": middleware.wrap_tool_call, "awrap_tool_call": middleware.awrap_tool_call}
-    graph = tool_node_graph(model, ToolNode([counter.tool()], handle_tool_errors=True, **wrap))
-    state = {"messages": [HumanMessage("go")]}
+    node = ToolNode(
+        [counter.tool()],
+        handle_tool_errors=True,
+        wrap_tool_call=middleware.wrap_tool_call,
+        awrap_tool_call=middleware.awrap_tool_call,
+    )
+    graph = tool_node_graph(model, node)
     with pytest.raises(LoopAbortedError, match="search"):
-        graph.invoke(state, CONFIG) if mode == "sync" else await graph.ainvoke(state, CONFIG)
+        if mode == "sync":
+            graph.invoke({"messages": [HumanMessage("go")]}, CONFIG)
+        else:
+            await graph.ainvoke({"messages": [HumanMessage("go")]}, CONFIG)
     assert counter.runs == 3
     assert [m.status for m in model.seen].count("error") == 3
 
