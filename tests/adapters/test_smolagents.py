@@ -109,6 +109,22 @@ def test_a_code_agent_is_stopped_the_same_way() -> None:
     assert model.calls == 5
 
 
+def test_a_code_agent_looping_inside_one_step_is_stopped() -> None:
+    """A CodeAgent's calls run one after another in its code: a loop there counts every call,
+    unlike the parallel calls of one ToolCallingAgent step."""
+    probe, guard = ProbeTool(), Guard()
+    code = "Thought: poll.\n<code>\nfor _ in range(1000):\n    answer = probe(q='x')\nfinal_answer(answer)\n</code>"
+    agent = guard_agent(
+        CodeAgent(tools=[probe], model=ScriptedModel([code]), max_steps=5, verbosity_level=0), guard
+    )
+
+    with pytest.raises(LoopAbortedError, match="probe"):
+        agent.run("go")
+
+    assert len(probe.runs) == 5  # the same result 5 times in a row: the 6th call is refused
+    assert guard.stats()["allowed"] == 5
+
+
 def test_a_healthy_run_with_legitimate_repeats_is_untouched() -> None:
     probe, guard = ProbeTool(), Guard()
     steps = [[("probe", {"q": q})] for q in ("status", "deploy", "status", "status")]

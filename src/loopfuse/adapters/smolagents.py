@@ -15,7 +15,8 @@ managed agent does not run. Once an agent escalates, a step callback raises
 raised inside a managed agent it reaches the parent as a failed call. Parallel tool calls
 of one turn (ToolCallingAgent's threads) are checked under the guard's lock, in the order
 the threads reach their tools: counts stay exact. Each call is checked with ``round=`` the
-agent's step (``_step_of``), so identical calls of one step count once. An allowed call's
+agent's step (``_step_of``), so identical calls of one step count once; a ``CodeAgent``'s calls
+have no round (its code makes them one after another), so each counts. An allowed call's
 warning is added to a str, dict or list result (what the model reads as the observation);
 any other value (a number or an image a CodeAgent's code computes with) is returned unchanged.
 
@@ -53,6 +54,7 @@ from ._common import HostLimit, Scope, require, stop_error, with_warning
 
 require("smolagents", "smolagents")
 
+from smolagents.agents import ToolCallingAgent  # type: ignore[import-untyped]  # noqa: E402
 from smolagents.memory import ActionStep  # type: ignore[import-untyped]  # noqa: E402
 from smolagents.utils import (  # type: ignore[import-untyped]  # noqa: E402
     AgentParsingError,
@@ -175,7 +177,11 @@ def _install(agent: Any, guard: Guard, scope: _RunScope, share: bool) -> None:
 def _step_of(agent: Any) -> Callable[[], Any]:
     """The agent's current step, the round of the calls it issues: its name, ``step_number``
     and the length of its memory (``step_number`` starts again in a continued run). Holds
-    the agent weakly (its tools hold this)."""
+    the agent weakly (its tools hold this). None for any agent but a ``ToolCallingAgent``: a
+    ``CodeAgent``'s calls run one after another in its code, not in parallel, and a loop in
+    that code repeating one call must count every call."""
+    if not isinstance(agent, ToolCallingAgent):
+        return lambda: None
     ref, name = weakref.ref(agent), _name(agent)
 
     def step() -> Any:
