@@ -41,9 +41,7 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, OSError) as exc:
         return usage_error(str(exc))
     if path is None:
-        return usage_error(
-            "no incident log: pass PATH or set [guard] incident_log in the configuration"
-        )
+        return usage_error("no incident log: pass PATH or set [guard] incident_log in the configuration")
     if not args.follow and not Path(path).is_file():
         print(
             f"loopfuse: no incident log at {path} yet (the guard creates it at the first denial)",
