@@ -131,10 +131,10 @@ async def test_handoff_target_is_guarded_with_its_own_state() -> None:
 
 
 def test_guarding_twice_attaches_one_guardrail() -> None:
-    tool = Counter().tool()
+    tool, guard = Counter().tool(), Guard()
     agent = agent_with(ScriptedModel(forever("search", {})), tool)
-    guard_agent(agent, Guard())
-    guard_agent(agent, Guard())
+    guard_agent(agent, guard)
+    guard_agent(agent, guard)
     assert len(tool.tool_input_guardrails or []) == 1
 
 

@@ -23,6 +23,13 @@ order the SDK starts them; the guard's lock keeps counts exact. Each call is che
 ``round=`` the number of the agent's model call whose response issued it (counted in
 ``on_llm_start``), so identical calls of one response count once.
 
+A call the SDK answers with its failure text (``failure_error_function``: the tool raised, or
+its arguments were not valid JSON for it) is reported as an error (``ok=False``, the exception's
+type and message), so ``same_error`` sees it; the text the model reads is the SDK's own.
+``guard_agent`` learns of it from the handled-error callback of the SDK's failure-handling
+invoker (an SDK without one: reported as a plain result). A tool, MCP server or agent
+takes one guard: guarding it again with another raises ``ValueError``.
+
 Warnings: the output guardrail answers an allowed call that carries a warning with
 ``reject_content``, whose text is the tool's output (``str`` of it when not a str) followed by
 the warning: the model reads both as the tool's output.
@@ -30,6 +37,7 @@ the warning: the model reads both as the tool's output.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import weakref
@@ -52,6 +60,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
         "loopfuse.adapters.openai_agents needs the OpenAI Agents SDK: pip install 'loopfuse[openai-agents]'"
     ) from exc
 
+from .._untrusted import error_text
 from ..errors import LoopAbortedError
 from ..guard import Guard
 from ._common import HostLimit, PendingWarnings, Scope, ScopeTable, stop_error, with_warning
@@ -59,6 +68,7 @@ from ._common import HostLimit, PendingWarnings, Scope, ScopeTable, stop_error, 
 __all__ = ["LoopfuseInputGuardrail", "LoopfuseOutputGuardrail", "guard_agent", "invalid_turn_formatter"]
 
 _RUN = "the run"  # the ScopeTable key of a run's own scope (the agent it calls the model for)
+_HANDLED = "_on_handled_error"  # what the SDK's failure-handling invoker calls once it answered an error
 
 
 class LoopfuseInputGuardrail(ToolInputGuardrail[Any]):
@@ -75,7 +85,7 @@ def guard_agent(agent: Agent[Any], guard: Guard, *, max_turns: int | None = DEFA
     ``max_turns`` is what you pass ``Runner.run`` (the SDK's default otherwise), used only to
     warn when the SDK would end a looping run before the guard's clean stop."""
     HostLimit(guard, "OpenAI Agents SDK").check("max_turns", max_turns)
-    _guard_tree(agent, _runs_of(guard), seen=set())
+    _guard_tree(agent, _runs_of(guard))
     return agent
 
 
@@ -108,6 +118,7 @@ class _Runs:
         self.stops: weakref.WeakKeyDictionary[Scope, LoopAbortedError] = weakref.WeakKeyDictionary()
         self.turns: weakref.WeakKeyDictionary[Scope, int] = weakref.WeakKeyDictionary()
         self.warnings = PendingWarnings()
+        self.failures: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self.guardrails = (_input_guardrail(self), _output_guardrail(self))
 
     def scope(self, usage: Any, agent_name: str) -> Scope | str:
@@ -132,6 +143,12 @@ class _Runs:
     def round_of(self, scope: Scope | str) -> int | None:
         """The number of the agent's model call whose response issued the calls now checked."""
         return self.turns.get(scope) if isinstance(scope, Scope) else None
+
+    def failed(self, context: Any, error: Exception) -> None:
+        """The SDK answered the call of ``context`` with its failure text: keep the error (as
+        text: an exception's traceback would keep the context alive) for the output guardrail."""
+        with contextlib.suppress(TypeError):  # a context that cannot be weakly keyed: a plain result
+            self.failures[context] = error_text(error)
 
     async def invalid_turn(self, usage: Any) -> str | None:
         """Report an invalid turn of the agent the run last called the model for; the text
@@ -181,29 +198,83 @@ class _LoopfuseHooks(AgentHooks[Any]):
         return object.__getattribute__(self, name)
 
 
-def _guard_tree(agent: Any, runs: _Runs, seen: set[int]) -> None:
-    if not isinstance(agent, Agent) or id(agent) in seen:
+def _guard_tree(agent: Any, runs: _Runs) -> None:
+    """Hook every agent ``agent`` reaches and attach the guardrails to their tools and MCP
+    servers, after checking them all: a ``ValueError`` leaves everything as it was."""
+    agents: list[Any] = []
+    targets: list[Any] = []
+    _collect(agent, agents, targets)
+    for each in [*agents, *targets]:
+        _check_unguarded_by_others(each, runs)
+    for each in agents:
+        if not isinstance(each.hooks, _LoopfuseHooks):
+            each.hooks = _LoopfuseHooks(runs, each.hooks)
+    for target in targets:
+        _attach(target, runs)
+
+
+def _collect(agent: Any, agents: list[Any], targets: list[Any]) -> None:
+    """The agents ``agent`` reaches (itself, handoffs, agents used as tools, recursively) and
+    their function tools and MCP servers."""
+    if not isinstance(agent, Agent) or any(agent is seen for seen in agents):
         return
-    seen.add(id(agent))
-    if not isinstance(agent.hooks, _LoopfuseHooks):
-        agent.hooks = _LoopfuseHooks(runs, agent.hooks)
+    agents.append(agent)
     for tool in agent.tools:
         if isinstance(tool, FunctionTool):
-            _attach(tool, runs.guardrails)
-            _guard_tree(getattr(tool, "_agent_instance", None), runs, seen)
-    for server in agent.mcp_servers:
-        _attach(server, runs.guardrails)
+            targets.append(tool)
+            _collect(getattr(tool, "_agent_instance", None), agents, targets)
+    targets.extend(agent.mcp_servers)
     for handoff in agent.handoffs:
-        _guard_tree(_handoff_agent(handoff), runs, seen)
+        _collect(_handoff_agent(handoff), agents, targets)
 
 
-def _attach(target: Any, pair: tuple[Any, Any]) -> None:
-    """Add the guardrails to a function tool or MCP server, once."""
-    inputs = list(target.tool_input_guardrails or [])
-    if any(isinstance(g, LoopfuseInputGuardrail) for g in inputs):
+def _check_unguarded_by_others(target: Any, runs: _Runs) -> None:
+    """Raise ``ValueError`` if another guard's hooks or guardrails are on ``target`` (an agent,
+    a function tool or an MCP server): checked before anything is changed."""
+    if isinstance(target, Agent):
+        hooks = target.hooks
+        if isinstance(hooks, _LoopfuseHooks) and hooks.runs is not runs:
+            raise _guarded_by_another("agent", target, "(and each tool, handoff and MCP server it reaches)")
         return
-    target.tool_input_guardrails = [*inputs, pair[0]]
-    target.tool_output_guardrails = [*(target.tool_output_guardrails or []), pair[1]]
+    for guardrail in target.tool_input_guardrails or []:
+        if isinstance(guardrail, LoopfuseInputGuardrail) and guardrail is not runs.guardrails[0]:
+            what = "tool" if isinstance(target, FunctionTool) else "MCP server"
+            raise _guarded_by_another(what, target, "(even one shared by several agents)")
+
+
+def _guarded_by_another(what: str, target: Any, scope: str) -> ValueError:
+    name = str(getattr(target, "name", "?"))
+    return ValueError(
+        f"guard_agent: {what} {name!r} is already guarded by another Guard; one {what} {scope} takes one guard"
+    )
+
+
+def _attach(target: Any, runs: _Runs) -> None:
+    """Add the guard's guardrails to a function tool or MCP server, once."""
+    inputs = list(target.tool_input_guardrails or [])
+    if any(guardrail is runs.guardrails[0] for guardrail in inputs):
+        return
+    target.tool_input_guardrails = [*inputs, runs.guardrails[0]]
+    target.tool_output_guardrails = [*(target.tool_output_guardrails or []), runs.guardrails[1]]
+    if isinstance(target, FunctionTool):
+        _watch_failures(target, runs)
+
+
+def _watch_failures(tool: FunctionTool, runs: _Runs) -> None:
+    """Learn which calls of ``tool`` the SDK answered with its failure text: its invoker calls
+    its handled-error callback after ``failure_error_function`` turned the error into the
+    output (never when that function is None and the error is raised), before the output
+    guardrails run. The SDK's callback still runs; copies of the tool keep the wrapper."""
+    invoker = tool.on_invoke_tool
+    sdk_callback = getattr(invoker, _HANDLED, None)
+    if not callable(sdk_callback):
+        return
+
+    def on_handled_error(function_tool: Any, error: Exception, input_json: str, context: Any) -> None:
+        runs.failed(context, error)
+        sdk_callback(function_tool, error, input_json, context)
+
+    setattr(invoker, _HANDLED, on_handled_error)
 
 
 def _handoff_agent(handoff: Any) -> Any:
@@ -233,7 +304,9 @@ def _input_guardrail(runs: _Runs) -> LoopfuseInputGuardrail:
 def _output_guardrail(runs: _Runs) -> LoopfuseOutputGuardrail:
     async def loopfuse_record(data: ToolOutputGuardrailData) -> ToolGuardrailFunctionOutput:
         tool, args, scope = _call_of(data, runs)
-        await runs.guard.arecord_result(tool, args, data.output, scope)
+        error = runs.failures.pop(data.context, None)
+        ok = None if error is None else False
+        await runs.guard.arecord_result(tool, args, data.output, scope, ok=ok, error=error)
         warning = runs.warnings.pop((scope, data.context.tool_call_id))
         if warning is None:
             return ToolGuardrailFunctionOutput.allow()
