@@ -4,7 +4,9 @@ naming the section, the key, the value and what is allowed."""
 from __future__ import annotations
 
 import os
+import re
 import stat
+import string
 from typing import Any
 
 from .._volatile import MASKS
@@ -94,13 +96,27 @@ def check_optional_str(section: str, key: str, value: Any) -> str | None:
 
 def check_template(section: str, key: str, value: Any) -> str | None:
     text = check_optional_str(section, key, value)
-    if text is not None:
-        try:
-            text.format(**_PLACEHOLDERS)
-        except (KeyError, IndexError, ValueError) as exc:
-            allowed = "a text whose only placeholders are {tool}, {count}, {limit}, {kind}, {rule}"
-            raise fail(section, key, value, allowed) from exc
+    if text is not None and not _plain_template(text):
+        allowed = "a text whose only placeholders are {tool}, {count}, {limit}, {kind}, {rule}"
+        raise fail(section, key, value, allowed)
     return text
+
+
+_TEMPLATE_SLACK = 1024  # characters a denial text may have beyond its template's own
+_WIDE = re.compile(r"\d{5,}|\{")  # a width or precision of 10,000 or more, or one given by a field
+
+
+def _plain_template(text: str) -> bool:
+    """Whether ``text`` names only the placeholders, none of their attributes or items, and
+    renders to a text of about its own length (no format spec that pads it to megabytes)."""
+    try:
+        fields = [(name, spec) for _, name, spec, _ in string.Formatter().parse(text) if name is not None]
+        if any(name not in _PLACEHOLDERS or _WIDE.search(spec or "") for name, spec in fields):
+            return False  # checked before rendering: a width of 10**9 would take a gigabyte
+        rendered = text.format(**_PLACEHOLDERS)
+    except (KeyError, IndexError, ValueError, TypeError, AttributeError):
+        return False
+    return len(rendered) <= len(text) + _TEMPLATE_SLACK
 
 
 def resolve_max_repeats(value: Any = None, source: str = "max_repeats") -> int:
