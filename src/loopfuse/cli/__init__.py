@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -39,12 +40,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "run", None):
         parser.print_help(sys.stderr)
         return 2
+    if sys.stdout is None:  # started with its standard output closed
+        return _failed("cannot write the output: standard output is closed")
     try:
         status: int = args.run(args)
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (`| head`): done
+        _discard_stdout()
         return 0
+    except OSError as exc:  # a full disk, a closed descriptor, a file the command did not catch
+        _discard_stdout()
+        reason = exc.strerror or str(exc)
+        return _failed(f"{reason}: {exc.filename}" if exc.filename else f"cannot write the output: {reason}")
     return status
+
+
+def _discard_stdout() -> None:
+    """Point standard output at the null device, so that the interpreter's last flush of
+    what could not be written raises nothing more."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _failed(message: str) -> int:
+    if sys.stderr is not None:
+        print(f"loopfuse: {message}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":
