@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._agents import agent_label
+from ._shown import logged, shown_tool
 from ._stats import GuardStats
 from .decision import Decision, Denial
 from .incidents import IncidentLog, incident_record, logger
@@ -81,7 +82,7 @@ class GuardEvents:
         logger.warning(
             "loopfuse %s %s for agent %s: %s (%d/%d)",
             "would deny (shadow mode)" if self._shadow else "denied",
-            tool,
+            logged(shown_tool(tool)),
             log_name(label),
             denial.kind,
             denial.count,
@@ -98,4 +99,4 @@ class GuardEvents:
 
 def log_name(label: str | dict[str, list[str]]) -> str:
     """How a log line names an agent: its label when that is a string, else ``<object>``."""
-    return label if isinstance(label, str) else "<object>"
+    return logged(label) if isinstance(label, str) else "<object>"

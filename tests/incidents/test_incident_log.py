@@ -99,3 +99,27 @@ def test_no_log_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     guard.check("f", {}, "a")
     guard.check("f", {}, "a")
     assert list(tmp_path.iterdir()) == []
+
+
+FORGED = "search\n2026-12-03 loopfuse: all clear \x1b[31m\udcff"
+
+
+def test_a_made_up_name_cannot_forge_a_log_line(caplog: pytest.LogCaptureFixture) -> None:
+    """The model names the tool (and may shape an agent id): a log line shows their
+    unprintable characters as escapes, one line per record, with no terminal codes."""
+    guard = Guard.from_config({"duplicate": {"limit": 1}})
+    with caplog.at_level(logging.WARNING, logger="loopfuse"):
+        for _ in range(2):
+            guard.check(FORGED, {}, agent=FORGED)
+    [line] = [r.getMessage() for r in caplog.records]
+    assert line.isprintable()
+    assert r"search\n2026-12-03 loopfuse: all clear \x1b[31m\udcff" in line
+
+
+def test_a_name_with_a_lone_surrogate_is_logged_as_valid_utf8(tmp_path: Path) -> None:
+    log = tmp_path / "incidents.jsonl"
+    guard = guard_logging_to(log, duplicate_limit=1)
+    for _ in range(2):
+        guard.check("tool\udcff", {}, "agent")
+    [record] = [json.loads(line) for line in log.read_bytes().decode("utf-8").splitlines()]
+    assert record["tool"] == "tool\udcff"

@@ -48,8 +48,7 @@ class IncidentLog:
     def append(self, record: dict[str, Any]) -> bool:
         """Write one line; False when the file could not be written (never blocks, never raises)."""
         try:
-            line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass")
-            _append(self.path, line)
+            _append(self.path, _utf8_line(record))
         except Exception as exc:  # OSError, a NUL byte in the path, an unencodable value...
             if not self._warned:
                 self._warned = True
@@ -68,3 +67,12 @@ def _append(path: str, line: bytes) -> None:
         os.write(fd, line)
     finally:
         os.close(fd)
+
+
+def _utf8_line(record: dict[str, Any]) -> bytes:
+    """One JSON line in UTF-8; a text holding a lone surrogate (a name made of undecodable
+    bytes) is written as ``\\udcxx`` escapes, which JSON readers turn back into the same text."""
+    try:
+        return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(record) + "\n").encode("ascii")

@@ -6,6 +6,7 @@ import contextlib
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
+from ..._shown import logged, shown_tool
 from ...errors import LoopAbortedError
 from ...incidents import logger
 
@@ -32,7 +33,9 @@ def refusal_text(decision: Decision, agent: Any, guard: Guard) -> str | None:
         return None if decision.allowed else decision.message
     if _first_escalation(guard, agent):
         logger.warning(
-            "loopfuse: agent %s escalated on %s; refusing its calls from now on", agent, decision.tool
+            "loopfuse: agent %s escalated on %s; refusing its calls from now on",
+            logged(str(agent)),
+            logged(shown_tool(decision.tool)),
         )
     stop = LoopAbortedError(
         agent=str(agent),
