@@ -117,6 +117,12 @@ def test_usage_errors_exit_2() -> None:
     assert bad_cap.returncode == 2 and "--max-calls -1: expected 0 (no cap)" in bad_cap.stderr
 
 
+def test_an_incident_log_flag_that_cannot_be_a_log_is_named_as_the_flag(tmp_path: Path) -> None:
+    done = _cli("--incident-log", str(tmp_path), "--", "true")
+    assert done.returncode == 2
+    assert f"--incident-log {str(tmp_path)!r} is not allowed: expected a regular file" in done.stderr
+
+
 def test_a_command_that_does_not_exist_exits_127() -> None:
     result = _cli("--", "/nonexistent/mcp-server")
     assert result.returncode == 127 and "cannot start" in result.stderr

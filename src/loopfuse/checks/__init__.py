@@ -22,6 +22,7 @@ from ._validators import (
     check_optional_str,
     check_template,
     fail,
+    log_path_problem,
     resolve_max_repeats,
 )
 
@@ -42,6 +43,7 @@ __all__ = [
     "check_store_url",
     "check_template",
     "fail",
+    "log_path_problem",
     "redacted",
     "resolve_max_repeats",
 ]

@@ -25,6 +25,7 @@ __all__ = [
     "check_optional_str",
     "check_template",
     "fail",
+    "log_path_problem",
     "resolve_max_repeats",
 ]
 
@@ -144,20 +145,22 @@ def check_log_path(section: str, key: str, value: Any) -> str | None:
     """A path to append lines to: a regular file, or a new file in an existing directory
     (never a FIFO, device or directory, which could block or swallow every write)."""
     path = check_optional_str(section, key, value)
-    if path is None:
-        return None
+    problem = None if path is None else log_path_problem(path)
+    if problem is not None:
+        raise fail(section, key, value, problem)
+    return path
+
+
+def log_path_problem(path: str) -> str | None:
+    """What a log at ``path`` would need to be, when it cannot be one; None when it can."""
     allowed = "a regular file, or a new file in an existing directory"
     if "\0" in path:
-        raise fail(section, key, value, allowed + " (no NUL byte)")
+        return allowed + " (no NUL byte)"
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
         parent = os.path.dirname(path) or "."
-        if not os.path.isdir(parent):
-            raise fail(section, key, value, allowed + f" ({parent!r} is not a directory)") from None
-        return path
+        return None if os.path.isdir(parent) else allowed + f" ({parent!r} is not a directory)"
     except OSError as exc:
-        raise fail(section, key, value, allowed + f" ({exc.strerror})") from None
-    if not stat.S_ISREG(mode):
-        raise fail(section, key, value, allowed + " (it exists and is not a regular file)")
-    return path
+        return allowed + f" ({exc.strerror})"
+    return None if stat.S_ISREG(mode) else allowed + " (it exists and is not a regular file)"

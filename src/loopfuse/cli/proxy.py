@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .._vocabulary import to_storage
+from ..checks import log_path_problem
 from ..config import GuardConfig, find_config_file, in_file, load_config_file, normalize_name, parse_config
 from ..errors import ConfigError
 from ..guard import Guard
@@ -99,6 +100,9 @@ def _guard(config_path: str | None, incident_log: str | None, max_calls: int | N
     config = _parse(mapping, found)
     if max_calls is not None and max_calls < 0:
         raise ValueError(f"--max-calls {max_calls}: expected 0 (no cap) or a positive number of calls")
+    problem = None if incident_log is None else log_path_problem(incident_log)
+    if problem is not None:
+        raise ValueError(f"--incident-log {incident_log!r} is not allowed: expected {problem}")
     cb = config.circuit_breaker
     cap = max_calls if max_calls is not None else cb.max_calls_per_agent if _sets_cap(mapping) else 0
     cb = dataclasses.replace(cb, max_calls_per_agent=cap, incident_log=incident_log or cb.incident_log)
