@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
 from .decision import Decision, Denial
+from .stores.base import Outcome
 
 __all__ = ["Rounds"]
 
@@ -30,6 +31,7 @@ class _AgentRounds:
         "alock",
         "current",
         "decisions",
+        "denials",
         "first_denied",
         "lock",
         "previous",
@@ -49,25 +51,29 @@ class _AgentRounds:
         self.previous: frozenset[int] = frozenset()
         self.streak = 0  # rounds in a row, up to the previous one, whose set equals the one before
         self.first_denied = False
+        self.denials = 0  # the agent's calls denied in a row, of those checked with a round
 
     def start(self, round_id: Hashable) -> None:
-        """Close the current round and start ``round_id``."""
-        same = bool(self.current) and self.current == self.previous
-        self.streak = self.streak + 1 if same else 0
-        self.previous = frozenset(self.current)
+        """Close the current round and start ``round_id``. A round none of whose calls ran
+        does not count (as a denied call never counts): it neither extends nor breaks the
+        streak, so repeating a denied round is denied again."""
+        if self.current:
+            self.streak = self.streak + 1 if self.current == self.previous else 0
+            self.previous = frozenset(self.current)
         self.round, self.current, self.decisions = round_id, set(), {}
 
 
-Deny = Callable[[Denial, bool], Decision]
+Deny = Callable[[Outcome], Decision]
 
 
 class Rounds:
     """Each agent's current round, for at most ``max_agents`` agents (least recent go first)."""
 
-    def __init__(self, max_agents: int, min_repeats: int | None) -> None:
+    def __init__(self, max_agents: int, min_repeats: int | None, abort_after: int = 0) -> None:
         self._agents: OrderedDict[Hashable, _AgentRounds] = OrderedDict()
         self._max = max_agents
         self._min_repeats = min_repeats  # None: repeated rounds are never denied (cycle off)
+        self._abort_after = abort_after  # denials in a row that escalate; 0: never
         self._lock = threading.Lock()
 
     def check(
@@ -101,7 +107,7 @@ class Rounds:
         if known is not None:
             return known
         repeated = self.repeated(rounds, key)
-        return None if repeated is None else self._kept(rounds, key, deny(*repeated))
+        return None if repeated is None else self._kept(rounds, key, deny(repeated))
 
     def _kept(self, rounds: _AgentRounds, key: int, decision: Decision) -> Decision:
         self.keep(rounds, key, decision)
@@ -129,20 +135,24 @@ class Rounds:
         except Exception:  # an unhashable agent or round id, or one whose __eq__ raises
             return None
 
-    def repeated(self, rounds: _AgentRounds, key: int) -> tuple[Denial, bool] | None:
+    def repeated(self, rounds: _AgentRounds, key: int) -> Outcome | None:
         """A denial for ``key`` when its round repeats a set that already ran ``min_repeats``
-        rounds in a row, and whether it is the agent's first such denial."""
+        rounds in a row: whether it is the agent's first such denial, and whether the agent's
+        denials in a row (of either kind: the store's or a round's) now escalate."""
         limit = self._min_repeats
         if limit is None or key not in rounds.previous or rounds.streak + 1 < limit:
             return None
         if len(rounds.previous) < 2:  # one call again and again is the window's and the brake's
             return None
         first, rounds.first_denied = not rounds.first_denied, True
-        return Denial("cycle", rounds.streak + 1, limit, "cycle.min_repeats"), first
+        denial = Denial("cycle", rounds.streak + 1, limit, "cycle.min_repeats")
+        in_row, abort = rounds.denials + 1, self._abort_after
+        return Outcome(denial, first, 0 < abort <= in_row, in_row == abort)
 
     @staticmethod
     def keep(rounds: _AgentRounds, key: int, decision: Decision) -> None:
         """``key`` ran (or was denied) in this round: a second identical call gets ``decision``."""
+        rounds.denials = 0 if decision.allowed else rounds.denials + 1
         if len(rounds.decisions) < _ROUND_CALLS:
             rounds.decisions[key] = decision
             if decision.allowed:

@@ -85,7 +85,11 @@ class Guard(InvalidTurns, ResultReporting):
         self._overrides = Overrides()
         self._awaited = AwaitedCalls()
         cycle = self.config.cycle
-        self._rounds = Rounds(settings.max_agents, cycle.min_repeats if cycle.enabled else None)
+        self._rounds = Rounds(
+            settings.max_agents,
+            cycle.min_repeats if cycle.enabled else None,
+            settings.abort_after_denials or 0,
+        )
         spec = store_spec(self.config, breakers, clock, self._result_lost, warners)
         self._store: Store = open_store(store or self.config.store.url, spec)
         policy = on_store_error or self.config.store.on_store_error
@@ -153,8 +157,8 @@ class Guard(InvalidTurns, ResultReporting):
             self._store_back()
         return self._decision(call, args, agent, outcome)
 
-    def _round_denial(self, call: CallKey, args: Any, agent: Any) -> Callable[[Denial, bool], Decision]:
-        return lambda denial, first: self._decision(call, args, agent, Outcome(denial, first))
+    def _round_denial(self, call: CallKey, args: Any, agent: Any) -> Callable[[Outcome], Decision]:
+        return lambda outcome: self._decision(call, args, agent, outcome)
 
     async def acheck(
         self, tool: str, args: Any = None, agent: Any = "default", *, round: Hashable | None = None

@@ -29,6 +29,15 @@ def test_a_round_repeating_its_whole_set_in_any_order_is_denied_as_a_cycle(make_
     assert guard.check("read", {"path": "new"}, "x", round=3).allowed  # something new still runs
 
 
+def test_repeating_a_denied_round_is_denied_until_the_run_stops(make_guard: GuardFactory) -> None:
+    """A denied round does not count: it must not reset the streak, or the same round
+    would run again three times after each denial and never escalate."""
+    guard = make_guard({"duplicate": {"enabled": False}})
+    turns = [[guard.check("read", {"path": p}, "x", round=turn) for p in ("a", "b")] for turn in range(6)]
+    shown = ["".join("E" if d.escalate else "." if d.allowed else "C" for d in turn) for turn in turns]
+    assert shown == ["..", "..", "..", "CC", "EE", "EE"]
+
+
 def test_rounds_that_change_are_never_denied(make_guard: GuardFactory) -> None:
     guard = make_guard({"circuit_breaker": {"duplicate_limit": 50}})
     for turn in range(10):
