@@ -5,14 +5,16 @@ count once: the second gets the first one's decision and reaches no breaker. A r
 repeats the previous round's whole set of calls, in any order, is a repeated round; once a
 set of two or more calls has run ``cycle.min_repeats`` rounds in a row, the next round's
 calls of that set are denied as a cycle. Rounds are kept in this process (a turn is issued by one host process),
-bounded per agent and in the number of agents; an agent object (a host's run) is never kept
-alive by them, and its rounds go with it.
+bounded per agent and in the number of agents, and an agent idle for ``agent_idle_seconds``
+loses them as it loses its state; an agent object (a host's run) is never kept alive by them,
+and its rounds go with it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
@@ -37,6 +39,7 @@ class _AgentRounds:
         "previous",
         "ref",
         "round",
+        "seen",
         "streak",
     )
 
@@ -52,6 +55,7 @@ class _AgentRounds:
         self.streak = 0  # rounds in a row, up to the previous one, whose set equals the one before
         self.first_denied = False
         self.denials = 0  # the agent's calls denied in a row, of those checked with a round
+        self.seen = 0.0
 
     def start(self, round_id: Hashable) -> None:
         """Close the current round and start ``round_id``. A round none of whose calls ran
@@ -69,12 +73,24 @@ Deny = Callable[[Outcome], Decision]
 class Rounds:
     """Each agent's current round, for at most ``max_agents`` agents (least recent go first)."""
 
-    def __init__(self, max_agents: int, min_repeats: int | None, abort_after: int = 0) -> None:
+    def __init__(
+        self,
+        max_agents: int,
+        min_repeats: int | None,
+        abort_after: int = 0,
+        idle_seconds: float = float("inf"),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._agents: OrderedDict[Hashable, _AgentRounds] = OrderedDict()
         self._max = max_agents
+        self._idle, self._clock, self._entries = idle_seconds, clock, 0
         self._min_repeats = min_repeats  # None: repeated rounds are never denied (cycle off)
         self._abort_after = abort_after  # denials in a row that escalate; 0: never
         self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        """How many agents' rounds are kept."""
+        return len(self._agents)
 
     def check(
         self, agent: Any, round_id: Hashable, key: int, decide: Callable[[], Decision], deny: Deny
@@ -131,9 +147,23 @@ class Rounds:
             elif rounds.round != round_id:
                 rounds.start(round_id)
             self._agents.move_to_end(key)
+            rounds.seen = self._clock()
+            self._expire_idle(rounds.seen)
             return rounds
         except Exception:  # an unhashable agent or round id, or one whose __eq__ raises
             return None
+
+    def _expire_idle(self, now: float) -> None:
+        """Every 64th entry, drop at most 64 agents idle past ``idle_seconds``, the least recent
+        first (the agent just entered is the most recent, and is never dropped)."""
+        self._entries += 1
+        if self._entries & 63:
+            return
+        agents = self._agents
+        for _ in range(64):
+            if now - next(iter(agents.values())).seen <= self._idle:
+                return
+            agents.popitem(last=False)
 
     def repeated(self, rounds: _AgentRounds, key: int) -> Outcome | None:
         """A denial for ``key`` when its round repeats a set that already ran ``min_repeats``

@@ -89,6 +89,8 @@ class Guard(InvalidTurns, ResultReporting):
             settings.max_agents,
             cycle.min_repeats if cycle.enabled else None,
             settings.abort_after_denials or 0,
+            settings.agent_idle_seconds,
+            clock,
         )
         spec = store_spec(self.config, breakers, clock, self._result_lost, warners)
         self._store: Store = open_store(store or self.config.store.url, spec)

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
+from loopfuse._rounds import Rounds
+from loopfuse.decision import Decision
 from tests.store_fixtures import GuardFactory
+
+ALLOWED = Decision(True, "read")
 
 
 def test_identical_calls_of_one_round_count_once(make_guard: GuardFactory) -> None:
@@ -73,3 +77,15 @@ def test_a_round_id_that_cannot_be_compared_fails_open_to_plain_counting(make_gu
     guard = make_guard()
     allowed = [guard.check("read", {"path": "a"}, "a", round=Hostile()).allowed for _ in range(7)]
     assert allowed == [True] * 6 + [False]
+
+
+def test_the_rounds_of_idle_agents_go_as_their_state_does() -> None:
+    now = [0.0]
+    rounds = Rounds(max_agents=100_000, min_repeats=3, idle_seconds=10, clock=lambda: now[0])
+    for run in range(200):  # finished runs, each a turn of parallel reads
+        for key in (1, 2, 3):
+            rounds.check(f"run-{run}", 1, key, lambda: ALLOWED, lambda outcome: ALLOWED)
+    now[0] += 1000  # all idle far past idle_seconds
+    for turn in range(256):
+        rounds.check("live", turn, 9, lambda: ALLOWED, lambda outcome: ALLOWED)
+    assert len(rounds) == 1
