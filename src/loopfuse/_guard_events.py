@@ -28,6 +28,7 @@ class GuardEvents:
         self._shadow = shadow
         self.store_down = False  # read on every check: a plain attribute
         self._warned_error = False
+        self._failed_breakers: set[str] = set()
 
     def notify(self, hook: str, *args: Any) -> None:
         for listener in self.listeners:
@@ -55,6 +56,16 @@ class GuardEvents:
         if not self._warned_error:
             self._warned_error = True
             logger.warning("loopfuse: a call could not be judged (%s); allowing", type(exc).__name__)
+
+    def breaker_failed(self, kind: str, exc: Exception) -> None:
+        """One of your breakers raised (it allowed the call): counted, logged once per kind by
+        the exception's type only (its text may hold argument values)."""
+        self.stats.fail_open("breaker", checked=False)
+        if kind not in self._failed_breakers and len(self._failed_breakers) < 64:
+            self._failed_breakers.add(kind)
+            logger.warning(
+                "loopfuse: breaker %s raised %s; it allows such calls", logged(kind), type(exc).__name__
+            )
 
     def store_answered(self, url: str) -> None:
         if self.store_down:

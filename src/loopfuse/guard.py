@@ -23,6 +23,7 @@ from ._wrapping import CURRENT_SESSION, guarded
 from .breakers import Breaker
 from .breakers._warn import WARNING_TEXT
 from .breakers.build import build_breakers, build_warners
+from .breakers.custom import custom_breakers
 from .breakers.invalid import InvalidTurnBreaker
 from .checks import check_store_policy
 from .config import GuardConfig, find_config_file, in_file, load_config_file, parse_config
@@ -66,7 +67,9 @@ class Guard(InvalidTurns, ResultReporting):
         Redis store raises ``ConfigError`` for a breaker it does not implement)."""
         self.config = config if config is not None else GuardConfig()
         cb, settings = self.config.circuit_breaker, self.config.guard
-        breakers = (*build_breakers(self.config), *breakers)
+        incidents = IncidentLog(cb.incident_log) if cb.incident_log else None
+        self._events = GuardEvents(list(listeners), incidents, settings.mode == "shadow")
+        breakers = (*build_breakers(self.config), *custom_breakers(breakers, self._events.breaker_failed))
         warners = build_warners(self.config)
         self._guard_all = bool(breakers)
         invalid = self.config.invalid
@@ -78,8 +81,6 @@ class Guard(InvalidTurns, ResultReporting):
         exempt = self._identity.exempt_tools  # [tools.x] exempt = true
         self._unguarded = exempt if cb.only else exempt | frozenset(cb.exempt)  # `only` wins
         self._template = cb.deny_message
-        incidents = IncidentLog(cb.incident_log) if cb.incident_log else None
-        self._events = GuardEvents(list(listeners), incidents, self._shadow)
         self._stats = self._events.stats
         self._allow_cache: dict[str, Decision] = {}
         self._overrides = Overrides()
