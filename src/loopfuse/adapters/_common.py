@@ -43,9 +43,17 @@ def with_warning(result: Any, warning: str | None) -> Any:
     the result's own form: a str gets ``"\n\n" + warning``; a dict a copy with the
     ``"loopfuse_warning"`` key; a list of content blocks one more text block (a list of
     anything else, the warning as one more item); None becomes the warning; anything else
-    its ``str`` followed by the warning. ``result`` itself is never changed."""
+    its ``str`` followed by the warning. ``result`` itself is never changed, and is returned
+    as it is, without the warning, when it cannot be read (its ``__str__`` raises, say)."""
     if warning is None:
         return result
+    try:
+        return _warned(result, warning)
+    except Exception:  # the tool's own object
+        return result
+
+
+def _warned(result: Any, warning: str) -> Any:
     if isinstance(result, str):
         return f"{result}\n\n{warning}" if result else warning
     if isinstance(result, dict):
