@@ -32,7 +32,7 @@ def load_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
         return _load_json(text, p)
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:  # TOMLDecodeError, or an integer of over 4,300 digits
         raise ConfigError(f"configuration file {str(p)!r} is not valid TOML: {exc}") from exc
     if p.name == "pyproject.toml":
         data = _pyproject_table(data, p)
@@ -65,6 +65,6 @@ def _load_yaml(text: str, path: Path) -> dict[str, Any]:
         ) from exc
     try:
         data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, ValueError) as exc:  # ValueError: an integer of over 4,300 digits
         raise ConfigError(f"configuration file {str(path)!r} is not valid YAML: {exc}") from exc
     return data if data is not None else {}

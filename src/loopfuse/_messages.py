@@ -47,11 +47,16 @@ def denial_message(
     template: str | None, tool: str, denial: Denial, *, window: int = 200, near_window: int = 50
 ) -> str:
     """The denial text from ``template``, else the sentence of the denial's rule (the windows
-    are the ones it names), else the default text for the denial's kind."""
+    are the ones it names), else the default text for the denial's kind. A template whose
+    format spec suits the sample values checked at construction but not this denial's
+    (``{limit:c}`` with a limit past U+10FFFF) gives the built-in text: the call stays denied."""
     tool = shown_tool(tool)
     if template:
         values = {"count": denial.count, "limit": denial.limit, "kind": denial.kind, "rule": denial.rule}
-        return template.format(tool=tool, **values)
+        try:
+            return template.format(tool=tool, **values)
+        except Exception:  # ValueError, TypeError, OverflowError, or a custom breaker's value's own
+            pass
     sentence = RULE_MESSAGES.get(denial.rule)
     if sentence is None:
         text = DEFAULT_MESSAGES.get(denial.kind, _GENERIC)

@@ -102,9 +102,36 @@ def errors_as_written(renames: Renames) -> Iterator[None]:
     try:
         yield
     except ConfigError as exc:
-        text = str(exc)
-        for (kept, key), (written, as_written) in renames.items():
-            text = text.replace(f"[{kept}] {key} =", f"[{written}] {as_written} =")
+        text = _as_written(str(exc), renames)
         if text == str(exc):
             raise
         raise ConfigError(text) from exc
+
+
+_HEADER = re.compile(r"\[(\w+)\] (\w+) =")  # [section] key = (the key an error is about)
+_REFERENCE = re.compile(r"\b(\w+)(?= \()")  # key (value): another key the allowed part names
+
+
+def _as_written(text: str, renames: Renames) -> str:
+    """``text`` naming its key, and the keys of the same section its allowed part names
+    ("at least duplicate_limit (7)"), as the file wrote them."""
+    head = _HEADER.search(text)
+    if head is None:
+        return text
+    kept, key = head.groups()
+    written, as_written = renames.get((kept, key), (kept, key))
+    value, expected, allowed = text[head.end() :].partition(": expected ")  # keys only after
+    allowed = _REFERENCE.sub(lambda m: _reference(m.group(1), (kept, written), renames), allowed)
+    return f"{text[: head.start()]}[{written}] {as_written} ={value}{expected}{allowed}"
+
+
+def _reference(key: str, sections: tuple[str, str], renames: Renames) -> str:
+    """``key`` of section ``kept`` as named in an error about section ``written``: as the file
+    wrote it (with its section when that is another), else in ``written``'s spelling."""
+    kept, written = sections
+    if (kept, key) in renames:
+        section, name = renames[(kept, key)]
+        return name if section == written else f"[{section}] {name}"
+    home, keys = KIND_SECTIONS.get(written, (kept, {}))
+    spelled = {stored: name for name, stored in keys.items() if stored != name} if home == kept else {}
+    return spelled.get(key, key)

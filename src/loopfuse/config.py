@@ -67,6 +67,7 @@ DEFAULT_EXEMPT = ("todo_write", "ask_user_question", "exit_plan_mode")
 DEFAULT_IGNORE_ARGS = ("description", "explanation", "reason", "thought", "purpose")
 MODES = ("enforce", "shadow")
 CONFIG_ENV = "LOOPFUSE_CONFIG"
+_DEFAULT_WINDOW = 200
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ class CircuitBreakerConfig:
 
     enabled: bool = True
     duplicate_limit: int = 6
-    window: int = 200
+    window: int = _DEFAULT_WINDOW
     max_calls_per_agent: int = 300
     exempt: tuple[str, ...] = DEFAULT_EXEMPT
     only: tuple[str, ...] = ()
@@ -106,14 +107,22 @@ class CircuitBreakerConfig:
         for key in ("result_limit", "same_result_limit", "progress_limit"):
             check_int(s, key, getattr(self, key), 0)
         check_int(s, "window", self.window, 1)
-        if self.window < self.duplicate_limit:
-            allowed = f"at least duplicate_limit ({self.duplicate_limit})"
-            raise fail(s, "window", self.window, allowed)
+        self._check_window()
         check_int(s, "max_calls_per_agent", self.max_calls_per_agent, 0)
         for key in ("exempt", "only", "ignore_args"):
             object.__setattr__(self, key, check_names(s, key, getattr(self, key)))
         object.__setattr__(self, "deny_message", check_template(s, "deny_message", self.deny_message))
         object.__setattr__(self, "incident_log", check_log_path(s, "incident_log", self.incident_log))
+
+    def _check_window(self) -> None:
+        """``duplicate_limit`` at most ``window``: the error names the window when it was
+        changed from its default, else the limit (the key the file wrote)."""
+        limit, window = self.duplicate_limit, self.window
+        if window >= limit:
+            return
+        if window != _DEFAULT_WINDOW:
+            raise fail("circuit_breaker", "window", window, f"at least duplicate_limit ({limit})")
+        raise fail("circuit_breaker", "duplicate_limit", limit, f"at most window ({window})")
 
 
 @dataclass(frozen=True)
@@ -148,10 +157,9 @@ class GuardSettings:
         check_int(s, "max_agents", self.max_agents, 1)
         idle = check_number(s, "agent_idle_seconds", self.agent_idle_seconds, 0.001)
         object.__setattr__(self, "agent_idle_seconds", idle)
-        if self.abort_after_denials == 0:
+        denials = self.abort_after_denials  # 0: off, after the check (false, 0.0 or `no` are errors)
+        if denials is not None and check_int(s, "abort_after_denials", denials, 0) == 0:
             object.__setattr__(self, "abort_after_denials", None)
-        elif self.abort_after_denials is not None:
-            check_int(s, "abort_after_denials", self.abort_after_denials, 1)
 
 
 @dataclass(frozen=True)
@@ -316,9 +324,17 @@ def _build_section(name: str, body: Any) -> Any:
     if not isinstance(body, Mapping):
         raise ConfigError(f"[{name}] = {body!r} is not allowed: expected a table of keys")
     if name == "tools":
-        return {str(tool): _build_tool_rule(str(tool), rule) for tool, rule in body.items()}
+        return {_tool_name(tool): _build_tool_rule(tool, rule) for tool, rule in body.items()}
     allowed = {f.name for f in dataclasses.fields(cls)}
     return cls(**_normalized_keys(body, f"[{name}]", allowed))
+
+
+def _tool_name(tool: Any) -> str:
+    """A ``[tools.*]`` table's name: a string (YAML reads ``1:`` as a number and ``null:`` as
+    nothing; made strings, ``1`` and ``'1'`` would be one tool and the first rule lost)."""
+    if not isinstance(tool, str):
+        raise ConfigError(f"[tools] {tool!r} is not allowed: expected a tool name, a string (quote it)")
+    return tool
 
 
 def _build_tool_rule(tool: str, body: Any) -> ToolRule:

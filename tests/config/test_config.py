@@ -13,6 +13,9 @@ import pytest
 
 from loopfuse import ConfigError, Guard, find_config_file, parse_config
 
+NAN, INF = float("nan"), float("inf")
+TIMEOUTS = ("timeout", "connect_timeout", "pool_timeout", "idle_expiry")
+
 
 def test_defaults() -> None:
     config = parse_config({})
@@ -75,6 +78,64 @@ def test_original_plugin_spellings_are_accepted() -> None:
             ["duplicateLimit", "duplicate_limit"],
         ),
         ({"circuit_breaker": 3}, ["circuit_breaker", "3", "table"]),
+        # NaN and infinity are not a number of seconds; nor is an int too large for a float
+        (
+            {"guard": {"agent_idle_seconds": NAN}},
+            ["[guard] agent_idle_seconds = nan", "a number >= 0.001 and finite"],
+        ),
+        (
+            {"guard": {"agent_idle_seconds": INF}},
+            ["[guard] agent_idle_seconds = inf", "a number >= 0.001 and finite"],
+        ),
+        *[
+            ({"store": {key: bad}}, [f"[store] {key} = {bad!r}", "finite"])
+            for key in TIMEOUTS
+            for bad in (NAN, INF)
+        ],
+        (
+            {"guard": {"agent_idle_seconds": 10**400}},
+            ["[guard] agent_idle_seconds = 1000", "a number >= 0.001 and finite"],
+        ),
+        (
+            {"store": {"timeout": 10**5000}},
+            ["[store] timeout = <int too long to show>", "a number >= 0.001 and finite"],
+        ),
+        # a bool or a float is not the integer 0 that turns a key off
+        ({"guard": {"abort_after_denials": False}}, ["[guard] abort_after_denials = False", "integer"]),
+        ({"guard": {"abort_after_denials": 0.0}}, ["[guard] abort_after_denials = 0.0", "integer"]),
+        ({"cycle": {"warn_at": False}}, ["[cycle] warn_at = False", "0 (off) or an integer >= 2"]),
+        ({"cycle": {"warn_at": 0.0}}, ["[cycle] warn_at = 0.0", "0 (off) or an integer >= 2"]),
+        # the window cross-check names the key the file wrote, in its spelling
+        (
+            {"duplicate": {"limit": 300}},
+            ["[duplicate] limit = 300 is not allowed: expected at most window (200)"],
+        ),
+        (
+            {"duplicate": {"limit": 7, "window": 5}},
+            ["[duplicate] window = 5 is not allowed: expected at least limit (7)"],
+        ),
+        (
+            {"duplicate": {"window": 5}},
+            ["[duplicate] window = 5 is not allowed: expected at least limit (6)"],
+        ),
+        (
+            {"circuit_breaker": {"window": 5}, "duplicate": {"limit": 7}},
+            ["[circuit_breaker] window = 5 is not allowed: expected at least [duplicate] limit (7)"],
+        ),
+        (
+            {"circuit-breaker": {"duplicateLimit": 300}},
+            ["[circuit_breaker] duplicate_limit = 300 is not allowed: expected at most window (200)"],
+        ),
+        (
+            {"near_duplicate": {"limit": 90}},
+            ["[near_duplicate] limit = 90 is not allowed: expected at most window (50)"],
+        ),
+        # a tool's name is a string (YAML reads `1:` as a number, `null:` as None)
+        (
+            {"tools": {1: {"exempt": True}, "1": {"duplicate_limit": 2}}},
+            ["[tools] 1 is not allowed", "string"],
+        ),
+        ({"tools": {None: {"exempt": True}}}, ["[tools] None is not allowed", "string"]),
     ],
 )
 def test_errors_name_section_key_value_and_what_is_allowed(mapping: dict[str, Any], words: list[str]) -> None:
@@ -82,6 +143,11 @@ def test_errors_name_section_key_value_and_what_is_allowed(mapping: dict[str, An
         Guard.from_config(mapping)
     for word in words:
         assert word in str(info.value)
+
+
+def test_zero_abort_after_denials_still_turns_escalation_off() -> None:
+    assert parse_config({"guard": {"abort_after_denials": 0}}).guard.abort_after_denials is None
+    assert parse_config({"cycle": {"warn_at": 0}}).cycle.warn_at == 0
 
 
 def test_config_error_is_a_value_error() -> None:

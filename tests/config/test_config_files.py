@@ -47,6 +47,41 @@ def test_errors_while_loading_name_the_file(tmp_path: Path) -> None:
         Guard.from_file(path)
 
 
+@pytest.mark.parametrize(
+    ("name", "text", "error"),
+    [
+        ("c.toml", "[guard]\nagent_idle_seconds = nan\n", "[guard] agent_idle_seconds = nan is not allowed"),
+        ("c.toml", "[store]\nidle_expiry = inf\n", "[store] idle_expiry = inf is not allowed"),
+        ("c.json", '{"store": {"timeout": NaN}}', "[store] timeout = nan is not allowed"),
+        ("c.toml", "[guard]\nagent_idle_seconds = " + "9" * 400 + "\n", "[guard] agent_idle_seconds = 999"),
+        ("c.toml", "[guard]\nmax_agents = " + "9" * 5000 + "\n", "is not valid TOML"),
+        ("c.yaml", "guard:\n  max_agents: " + "9" * 5000 + "\n", "is not valid YAML"),
+        ("c.toml", "[guard]\nabort_after_denials = false\n", "[guard] abort_after_denials = False is not"),
+        ("c.yaml", "guard:\n  abort_after_denials: no\n", "[guard] abort_after_denials = False is not"),
+        (
+            "c.toml",
+            "[duplicate]\nlimit = 300\n",
+            "[duplicate] limit = 300 is not allowed: expected at most window",
+        ),
+        (
+            "c.yaml",
+            "tools:\n  1:\n    exempt: true\n  '1':\n    duplicate_limit: 2\n",
+            "[tools] 1 is not allowed",
+        ),
+        ("c.yaml", "tools:\n  null:\n    exempt: true\n", "[tools] None is not allowed"),
+    ],
+)
+def test_a_bad_value_in_a_file_is_a_config_error_naming_the_file(
+    tmp_path: Path, name: str, text: str, error: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        Guard.from_file(path)
+    assert str(caught.value).startswith(f"configuration file {str(path)!r}")
+    assert error in str(caught.value)
+
+
 def test_pyproject_errors_name_the_table(tmp_path: Path) -> None:
     path = tmp_path / "pyproject.toml"
     path.write_text("[tool.loopfuse.same_error]\nlimit = -1\n")

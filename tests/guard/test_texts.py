@@ -5,6 +5,10 @@ from __future__ import annotations
 import pytest
 
 from loopfuse import Guard, LoopAbortedError, LoopBrake, LoopBrakeError
+from loopfuse._calls import CallKey
+from loopfuse._messages import DEFAULT_MESSAGES
+from loopfuse._state import AgentState, ToolResult
+from loopfuse.decision import Denial, Kind
 from tests.store_fixtures import GuardFactory
 
 LONG = "look_" + "x" * 20_000  # a name no framework checked, as a model may invent
@@ -56,3 +60,35 @@ def test_a_store_refusal_shows_the_name_cut() -> None:
     assert decision.kind == "store" and decision.tool == LONG
     assert (decision.message or "").startswith("loopfuse refused this " + LONG[:125] + "... call: ")
     guard.close()
+
+
+class Huge:
+    """A custom breaker denying every call to ``x`` with a limit past U+10FFFF (no rule)."""
+
+    kind: Kind = "cap"
+    records = True
+
+    def check(self, state: AgentState, call: CallKey) -> Denial | None:
+        return Denial("cap", 2_000_000, 2_000_000) if call.tool == "x" else None
+
+    def record(self, state: AgentState, call: CallKey) -> None:
+        """Nothing to count."""
+
+    def refused(self, state: AgentState, call: CallKey) -> None:
+        """Nothing to count."""
+
+    def observe(self, state: AgentState, call: CallKey, result: ToolResult) -> None:
+        """Results do not matter."""
+
+
+@pytest.mark.parametrize("template", ["no {tool}: {limit:c}", "no {tool}: {count:c}"])
+def test_a_template_that_cannot_render_a_denial_gives_the_built_in_text_and_still_denies(
+    template: str,
+) -> None:
+    """``{limit:c}`` passes the check at construction (a sample limit of 6) but not a limit of
+    2,000,000 (OverflowError): the call stays denied, with the built-in text."""
+    guard = Guard.from_config({"guard": {"deny_message": template}}, breakers=[Huge()])
+    decision = guard.check("x", {}, "a")
+    assert not decision.allowed and decision.kind == "cap"
+    assert decision.message == DEFAULT_MESSAGES["cap"].format(tool="x", count=2_000_000, limit=2_000_000)
+    assert guard.stats()["fail_open"] == {} and guard.stats()["denied"] == 1

@@ -32,8 +32,9 @@ class CycleConfig:
 
     def __post_init__(self) -> None:
         s = "cycle"
-        if self.warn_at != 0:
-            check_int(s, "warn_at", self.warn_at, 2)
+        warn_at = self.warn_at  # 0 (off), then 2 on; false and 0.0 are errors, not 0
+        if isinstance(warn_at, bool) or not isinstance(warn_at, int) or warn_at < 0 or warn_at == 1:
+            raise fail(s, "warn_at", warn_at, "0 (off) or an integer >= 2")
         for key in ("enabled", "result_aware", "only_with_results"):
             check_bool(s, key, getattr(self, key))
         period = self.max_period

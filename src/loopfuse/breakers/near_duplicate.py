@@ -41,6 +41,7 @@ class NearState:
         self.window, self.book = CountingWindow(size), ResultBook(size)
 
 
+_DEFAULT_WINDOW = 50
 _SIMILAR = "a call equal to this one except for ids, timestamps and similar changing values ran "
 
 
@@ -50,7 +51,7 @@ class NearDuplicateConfig:
 
     enabled: bool = True
     limit: int = 8
-    window: int = 50
+    window: int = _DEFAULT_WINDOW
     masks: tuple[str, ...] = DEFAULT_MASKS
     volatile_keys: tuple[str, ...] = DEFAULT_VOLATILE_KEYS
     result_aware: bool = True
@@ -64,10 +65,18 @@ class NearDuplicateConfig:
             check_bool(s, key, getattr(self, key))
         check_int(s, "limit", self.limit, 1)
         check_int(s, "window", self.window, 1)
-        if self.window < self.limit:
-            raise fail(s, "window", self.window, f"at least limit ({self.limit})")
+        self._check_window()
         object.__setattr__(self, "masks", check_masks(s, "masks", self.masks))
         object.__setattr__(self, "volatile_keys", check_names(s, "volatile_keys", self.volatile_keys))
+
+    def _check_window(self) -> None:
+        """``limit`` at most ``window``: the error names the window when it was changed from
+        its default, else the limit (the key the file wrote)."""
+        if self.window >= self.limit:
+            return
+        if self.window != _DEFAULT_WINDOW:
+            raise fail("near_duplicate", "window", self.window, f"at least limit ({self.limit})")
+        raise fail("near_duplicate", "limit", self.limit, f"at most window ({self.window})")
 
 
 class NearDuplicateBreaker:

@@ -3,6 +3,7 @@ naming the section, the key, the value and what is allowed."""
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import stat
@@ -40,7 +41,15 @@ _PLACEHOLDERS = {
 
 
 def fail(section: str, key: str, value: Any, allowed: str) -> ConfigError:
-    return ConfigError(f"[{section}] {key} = {value!r} is not allowed: expected {allowed}")
+    return ConfigError(f"[{section}] {key} = {_shown(value)} is not allowed: expected {allowed}")
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)``, or what it is when too long for ``repr`` (an int of over 4,300 digits)."""
+    try:
+        return repr(value)
+    except ValueError:
+        return f"<{type(value).__name__} too long to show>"
 
 
 def check_int(section: str, key: str, value: Any, minimum: int) -> int:
@@ -51,9 +60,22 @@ def check_int(section: str, key: str, value: Any, minimum: int) -> int:
 
 
 def check_number(section: str, key: str, value: Any, minimum: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < minimum:
-        raise fail(section, key, value, f"a number >= {minimum}")
-    return float(value)
+    """``value`` as a finite float of at least ``minimum`` (no bool, NaN or infinity, and no
+    int too large for a float)."""
+    number = _finite(value)
+    if number is None or number < minimum:
+        raise fail(section, key, value, f"a number >= {minimum} and finite")
+    return number
+
+
+def _finite(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def check_bool(section: str, key: str, value: Any) -> bool:
