@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._state import AgentState, ToolResult
-from ..calls import CallKey
+from .._calls import CallKey
 from ..decision import Denial, Kind
 from ..errors import ConfigError
 from . import Breaker
