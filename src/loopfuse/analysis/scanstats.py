@@ -27,6 +27,7 @@ distinct calls (later ones only enter the distinct-call estimate, a k-minimum-va
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -186,7 +187,7 @@ class CallStats:
         self._timeline.append((call.step, *found))
 
     def _clock(self, time: float | None) -> None:
-        if time is None:
+        if time is None or not math.isfinite(time):  # Infinity would print as invalid JSON
             return
         self._first = time if self._first is None else min(self._first, time)
         self._last = time if self._last is None else max(self._last, time)

@@ -23,7 +23,14 @@ from ..analysis.replay import shadow_config
 from ..analysis.scanreport import render_html
 from ..analysis.scanstats import RunStats, scan_calls, worst_first
 from ..analysis.transcripts.base import ReadTally
-from ..analysis.transcripts.detect import Source, default_folders, identify, read_source, sources
+from ..analysis.transcripts.detect import (
+    NOT_A_FORMAT,
+    Source,
+    default_folders,
+    identify,
+    read_source,
+    sources,
+)
 from ..config import GuardConfig
 from ..errors import ConfigError
 from ..guard import Guard
@@ -114,8 +121,15 @@ def _unusable_file(paths: list[Path]) -> str | None:
         except OSError as exc:
             return f"cannot read {path}: {exc.strerror or exc}"
         if fmt is None:
-            return f"{path} is not a recorded agent session in a format loopfuse reads ({why_not})"
+            return _not_a_session(path, why_not)
     return None
+
+
+def _not_a_session(path: Path, why_not: str) -> str:
+    """``why_not`` said once: "(not JSON)", not "(not a session format ... (not JSON))"."""
+    prefix = f"{NOT_A_FORMAT} ("
+    detail = why_not[len(prefix) : -1] if why_not.startswith(prefix) else why_not
+    return f"{path} is not a recorded agent session in a format loopfuse reads ({detail})"
 
 
 def _named_but_unread(paths: list[Path], tally: ReadTally) -> str | None:

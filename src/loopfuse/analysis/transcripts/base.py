@@ -3,12 +3,13 @@ excerpts, timestamps, and pairing each tool call with its later result."""
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from .model import ToolCall
 from .tally import ReadTally
@@ -25,6 +26,7 @@ __all__ = [
     "load_document",
     "parse_arguments",
     "parse_time",
+    "plausible_time",
 ]
 
 EXCERPT_CHARS = 200
@@ -34,14 +36,15 @@ RESULT_CHARS = 64 * 1024
 MAX_DOCUMENT_BYTES = int(os.environ.get("LOOPFUSE_MAX_DOCUMENT_MB", "256")) * 1024 * 1024
 _PENDING_LIMIT = 4096
 REPORT_BYTES = 256 * 1024  # how often readers tell the tally's progress how far they got
+_LATEST = 253402300799.0  # 9999-12-31T23:59:59Z: a time beyond this is damage, not a timestamp
 
 
 def json_lines(path: Path, tally: ReadTally, wanted: tuple[str, ...] = ()) -> Iterator[dict[str, Any]]:
     """Each line of ``path`` that is a JSON object, streamed. When ``wanted`` is given,
     lines containing none of those substrings are not decoded or parsed (the fast path)."""
     needles = tuple(w.encode() for w in wanted)
-    unreported = 0
     with path.open("rb") as lines:
+        unreported = _skip_bom(lines)
         for number, line in enumerate(lines, 1):
             unreported += len(line)
             if unreported >= REPORT_BYTES:
@@ -67,6 +70,14 @@ def json_lines(path: Path, tally: ReadTally, wanted: tuple[str, ...] = ()) -> It
 _decode = json.JSONDecoder().decode  # no per-line encoding detection, unlike json.loads(bytes)
 
 
+def _skip_bom(handle: BinaryIO) -> int:
+    """Moves past a UTF-8 byte order mark at the start; how many bytes that was."""
+    if handle.read(len(codecs.BOM_UTF8)) == codecs.BOM_UTF8:
+        return len(codecs.BOM_UTF8)
+    handle.seek(0)
+    return 0
+
+
 def _mentions(line: bytes, needles: tuple[bytes, ...]) -> bool:
     for needle in needles:  # noqa: SIM110 (a plain loop: this is the hot path)
         if needle in line:
@@ -83,7 +94,7 @@ def load_document(path: Path, tally: ReadTally) -> Any:
         tally.skip_too_large(path, MAX_DOCUMENT_BYTES)
         return None
     try:
-        return json.loads(_read_counted(path, tally).decode("utf-8", errors="replace"))
+        return json.loads(_read_counted(path, tally).decode("utf-8-sig", errors="replace"))
     except json.JSONDecodeError as exc:
         tally.skip_malformed(path, f"not valid JSON at line {exc.lineno}: {exc.msg}")
         return None
@@ -124,17 +135,24 @@ def _block_text(block: Any, limit: int) -> str:
 
 
 def parse_time(value: Any) -> float | None:
-    """Seconds since the epoch from an ISO-8601 string or a number, else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value) / 1000.0 if value > 1e11 else float(value)
+    """Seconds since the epoch from an ISO-8601 string or a number (milliseconds when
+    above 1e11), else None; so is a time that is not finite or beyond the year 9999."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return plausible_time(value / 1000 if 1e11 < value <= _LATEST * 1000 else value)
     if not isinstance(value, str) or not value:
         return None
     try:
-        return datetime.fromisoformat(value).timestamp()  # 3.11+ reads a trailing "Z" itself
-    except ValueError:
+        return plausible_time(datetime.fromisoformat(value).timestamp())  # 3.11+ reads a trailing "Z"
+    except (ValueError, OverflowError, OSError):  # OSError: a local time the platform cannot convert
         return None
+
+
+def plausible_time(value: Any) -> float | None:
+    """``value`` as seconds when it is a finite number no further from zero than the end of
+    the year 9999 (times may be relative), else None: ``Infinity``, ``NaN``, 1e308 are damage."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    return float(value) if abs(value) <= _LATEST else None  # False for NaN; no float() of 10**400
 
 
 class _Open:
@@ -162,10 +180,9 @@ class CallQueue:
         """How many calls were added so far."""
         return self._steps
 
-    def add(
-        self, key: str | None, agent: str, tool: str, args: Any, time: float | None
-    ) -> Iterator[ToolCall]:
-        if key is None or key in self._open:
+    def add(self, key: Any, agent: str, tool: str, args: Any, time: float | None) -> Iterator[ToolCall]:
+        """Adds a call; a ``key`` that is not a string (missing, or damaged) pairs with no result."""
+        if not isinstance(key, str) or key in self._open:  # none, a repeat, or damaged (a list...)
             self._anonymous += 1
             key = f"\0{self._anonymous}"
         self._open[key] = _Open(agent, self._steps, tool, args if args is not None else {}, time)

@@ -27,7 +27,8 @@ _CHAIN_LIMIT = 100_000
 
 
 def looks_claude_code(row: dict[str, Any]) -> bool:
-    return row.get("type") in _TYPES and any(m in row for m in _MARKERS)
+    kind = row.get("type")
+    return isinstance(kind, str) and kind in _TYPES and any(m in row for m in _MARKERS)
 
 
 def read_claude_code(path: Path, tally: ReadTally) -> Iterator[ToolCall]:

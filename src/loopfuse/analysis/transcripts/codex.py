@@ -30,7 +30,7 @@ _EXIT_CODE = re.compile(r"^Exit code: (-?\d+)")
 
 
 def looks_codex(row: dict[str, Any]) -> bool:
-    if row.get("type") in _LINE_TYPES and "payload" in row:
+    if isinstance(row.get("type"), str) and row["type"] in _LINE_TYPES and "payload" in row:
         return True
     legacy_header = "instructions" in row and "id" in row and "timestamp" in row
     return legacy_header or row.get("record_type") == "state"
@@ -40,7 +40,7 @@ def read_codex(path: Path, tally: ReadTally) -> Iterator[ToolCall]:
     queue = CallQueue(path.stem)
     for row in json_lines(path, tally, _WANTED):
         item = _item(row)
-        kind = item.get("type")
+        kind = item.get("type") if isinstance(item.get("type"), str) else None
         if kind == "session_meta" and isinstance(item.get("id"), str):
             queue.run = item["id"]
         elif kind in _CALLS:

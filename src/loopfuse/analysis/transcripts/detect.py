@@ -1,9 +1,11 @@
 """Which reader a file needs, decided by its content, and walking folders of sessions.
 
-JSON-lines files are classified by their first parseable lines; single JSON documents
-by the keys in their first 64 KiB (and last 512 bytes, where mini-swe-agent writes its
+JSON-lines files are classified by their first parseable lines (the first line is read
+whole up to 16 MiB: a session may open with a large paste); single JSON documents by the
+keys in their first 64 KiB (and last 512 bytes, where mini-swe-agent writes its
 ``trajectory_format``). A folder named ``events`` holding numbered ``.json`` files is
-one OpenHands session. Anything else is skipped and counted as unknown.
+one OpenHands session. Anything else, and anything not a regular file (a FIFO, a
+device), is skipped and counted as unknown, never opened.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,9 +81,12 @@ DEFAULT_FOLDERS: tuple[tuple[str, str, str | None], ...] = (
 )
 
 EMPTY = "empty file"
-NOT_JSON = "not a session format loopfuse reads (not JSON)"
-OTHER_JSON = "not a session format loopfuse reads (JSON of another shape)"
+NOT_A_FORMAT = "not a session format loopfuse reads"
+NOT_JSON = f"{NOT_A_FORMAT} (not JSON)"
+OTHER_JSON = f"{NOT_A_FORMAT} (JSON of another shape)"
+NOT_A_FILE = "not a regular file"  # a FIFO, a socket, a device: opening it could block or never end
 _HEAD_BYTES = 64 * 1024
+_FIRST_LINE_BYTES = 16 * 1024 * 1024  # how far to read for a first line longer than the head
 _TAIL_BYTES = 512
 _SNIFF_LINES = 5
 
@@ -115,27 +121,46 @@ def sniff(path: Path) -> str | None:
 
 def identify(path: Path) -> tuple[str | None, str]:
     """The format of ``path`` judged by its content, or None and why it is not one we read
-    (the reason is empty when a format was found). Raises ``OSError`` when unreadable."""
+    (the reason is empty when a format was found). Raises ``OSError`` when unreadable;
+    a FIFO or device is not opened (it could block or never end)."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        return None, NOT_A_FILE
     head, tail, size = _ends(path)
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
     if not text:
         return None, EMPTY
     if text[0] not in "{[":
         return None, NOT_JSON
-    found = _sniff_lines(text, complete=size <= _HEAD_BYTES) or _sniff_document(
-        text, tail.decode("utf-8", errors="replace"), path
-    )
+    found = _sniff(text, tail.decode("utf-8", errors="replace"), size <= len(head), path)
     return found, "" if found else OTHER_JSON
 
 
+def _sniff(text: str, tail: str, complete: bool, path: Path) -> str | None:
+    """The format, from the first lines, else the keys of the document, else (a first line
+    longer than was read) the keys that line starts with; None for content no check
+    expected (nested too deeply...): that is not a format we read."""
+    try:
+        return (
+            _sniff_lines(text, complete)
+            or _sniff_document(text[:_HEAD_BYTES], tail, path)
+            or (_sniff_prefix(text[:_HEAD_BYTES]) if "\n" not in text else None)
+        )
+    except Exception:
+        return None
+
+
 def _ends(path: Path) -> tuple[bytes, bytes, int]:
-    """The file's first ``_HEAD_BYTES``, its last ``_TAIL_BYTES`` beyond those, and its size."""
+    """The file's first ``_HEAD_BYTES`` (and on to the end of its first line, when none
+    ends in them, up to ``_FIRST_LINE_BYTES``), its last ``_TAIL_BYTES`` beyond those, and
+    its size."""
     with path.open("rb") as handle:
         head = handle.read(_HEAD_BYTES)
+        if len(head) == _HEAD_BYTES and b"\n" not in head.lstrip(b"\xef\xbb\xbf \t\r\n"):
+            head += handle.readline(_FIRST_LINE_BYTES)
         size = handle.seek(0, os.SEEK_END)
         tail = b""
-        if size > _HEAD_BYTES:
-            handle.seek(max(size - _TAIL_BYTES, _HEAD_BYTES))
+        if size > len(head):
+            handle.seek(max(size - _TAIL_BYTES, len(head)))
             tail = handle.read()
     return head, tail, size
 
@@ -147,12 +172,56 @@ def _sniff_lines(text: str, complete: bool) -> str | None:
     for line in [line for line in lines if line.strip()][:_SNIFF_LINES]:
         try:
             row = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         found = _classify_row(row) if isinstance(row, dict) else _classify_list(row)
         if found is not None:
             return found
     return None
+
+
+def _sniff_prefix(text: str) -> str | None:
+    """A line too long to read whole (a session opening with a large paste), judged by
+    the members it starts with."""
+    row = _leading_members(text) if text.startswith("{") else {}
+    return _classify_row(row) if row else None
+
+
+_MEMBER_GAP = re.compile(r"[\s,]*")
+_COLON = re.compile(r"\s*:\s*")
+_EMPTY: dict[str, Callable[[], Any]] = {"[": list, "{": dict, '"': str}
+_decode_at = json.JSONDecoder().raw_decode
+
+
+def _leading_members(text: str) -> dict[str, Any]:
+    """The members of the JSON object that ``text`` starts but does not finish; the value
+    cut short is its kind's empty value (``[]``, ``{}``, ``""``), else None."""
+    row: dict[str, Any] = {}
+    at: int | None = 1
+    while at is not None and (found := _name_at(text, at)) is not None:
+        name, start = found
+        row[name], at = _value_at(text, start)
+    return row
+
+
+def _name_at(text: str, at: int) -> tuple[str, int] | None:
+    """The member name after ``at`` (and a comma) and where its value starts, or None."""
+    gap = _MEMBER_GAP.match(text, at)
+    try:
+        name, end = _decode_at(text, gap.end() if gap else at)
+    except ValueError:
+        return None
+    colon = _COLON.match(text, end)
+    return (name, colon.end()) if isinstance(name, str) and colon else None
+
+
+def _value_at(text: str, at: int) -> tuple[Any, int | None]:
+    """The value at ``at`` and where it ends; one cut short is its kind's empty value and None."""
+    try:
+        value, end = _decode_at(text, at)
+    except ValueError:
+        return _EMPTY.get(text[at : at + 1], lambda: None)(), None
+    return value, end
 
 
 def _classify_row(row: dict[str, Any]) -> str | None:
@@ -272,3 +341,5 @@ def read_source(source: Source, tally: ReadTally) -> Iterator[ToolCall]:
         tally.skip_malformed(source.path, "nested too deeply to read")
     except UnicodeError:
         tally.skip_malformed(source.path, "not UTF-8 text")
+    except Exception as exc:  # content no reader expected: this file is skipped, the others read
+        tally.skip_damaged(source.path, exc)

@@ -55,7 +55,8 @@ def _session(messages: list[Any], queue: CallQueue) -> Iterator[ToolCall]:
 def _result(call: dict[str, Any]) -> Any:
     if call.get("error"):
         return call["error"]
-    for part in call.get("result") or ():
+    parts = call.get("result")
+    for part in parts if isinstance(parts, list) else ():
         response = part.get("functionResponse") if isinstance(part, dict) else None
         if isinstance(response, dict):
             return response.get("response")

@@ -69,7 +69,8 @@ def _message(message: dict[str, Any], queue: CallQueue, legacy: _Legacy) -> Iter
     role = message.get("role")
     time = parse_time(message.get("timestamp") or message.get("created_at"))
     agent = str(message.get("name") or "main") if role == "assistant" else "main"
-    for call in message.get("tool_calls") or ():
+    calls = message.get("tool_calls")
+    for call in calls if isinstance(calls, list) else ():
         yield from _openai_call(call, queue, agent, time)
     if isinstance(message.get("function_call"), dict):
         key = f"legacy#{queue.count}"

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .base import REPORT_BYTES, ReadTally
+from .base import REPORT_BYTES, ReadTally, plausible_time
 from .model import ToolCall
 
 __all__ = ["looks_normalized", "read_normalized", "row_call"]
@@ -48,7 +48,7 @@ def read_normalized(
 def _lines(path: Path, tally: ReadTally | None) -> Iterator[tuple[int, str]]:
     """The file's lines, numbered; ``tally`` is told how far reading got."""
     unreported = 0
-    with path.open(encoding="utf-8", errors="replace") as lines:
+    with path.open(encoding="utf-8-sig", errors="replace") as lines:  # "-sig": without a BOM
         for number, line in enumerate(lines, 1):
             unreported += len(line)
             if tally is not None and unreported >= REPORT_BYTES:
@@ -89,7 +89,7 @@ def row_call(row: dict[str, Any], run: str, number: int) -> ToolCall:
         step=step if isinstance(step, int) else number,
         tool=row["tool"],
         args=row.get("args") if row.get("args") is not None else {},
-        time=row.get("time") if isinstance(row.get("time"), int | float) else None,
+        time=plausible_time(row.get("time")),  # None for Infinity, NaN and other damage
         result=_result(row),
         ok=ok if isinstance(ok, bool) else None,
     )

@@ -55,7 +55,7 @@ def read_openhands_events(folder: Path, tally: ReadTally) -> Iterator[ToolCall]:
 
 
 def event_files(folder: Path) -> list[Path]:
-    files = [p for p in folder.iterdir() if p.suffix == ".json" and _number(p) is not None]
+    files = [p for p in folder.iterdir() if p.suffix == ".json" and _number(p) is not None and p.is_file()]
     return sorted(files, key=lambda p: (_number(p) or 0, p.name))
 
 
@@ -69,7 +69,7 @@ def _event_files(folder: Path, tally: ReadTally) -> Iterator[Any]:
         try:
             data = file.read_bytes()
             tally.read_bytes(len(data))
-            yield json.loads(data.decode("utf-8", errors="replace"))
+            yield json.loads(data.decode("utf-8-sig", errors="replace"))
         except json.JSONDecodeError as exc:
             tally.skip_malformed(file, f"not valid JSON at line {exc.lineno}: {exc.msg}")
         except OSError as exc:

@@ -23,7 +23,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .base import RESULT_CHARS, CallQueue, ReadTally, excerpt, load_document, parse_arguments
+from .base import (
+    RESULT_CHARS,
+    CallQueue,
+    ReadTally,
+    excerpt,
+    load_document,
+    parse_arguments,
+    plausible_time,
+)
 from .model import ToolCall
 
 __all__ = ["read_mini_swe_agent", "read_swe_agent", "swe_agent_ok", "swe_agent_tool"]
@@ -110,9 +118,9 @@ def _from_steps(run: str, steps: list[Any]) -> Iterator[ToolCall]:
         if not isinstance(entry, dict) or not isinstance(entry.get("action"), str):
             continue
         command = entry["action"].strip()
-        seconds = entry.get("execution_time")
-        clock += float(seconds) if isinstance(seconds, int | float) else 0.0
-        time = clock if isinstance(seconds, int | float) else None
+        seconds = plausible_time(entry.get("execution_time"))
+        clock += seconds or 0.0
+        time = plausible_time(clock) if seconds is not None else None
         output = excerpt(entry.get("observation"), RESULT_CHARS)
         args = {"command": command}
         yield ToolCall(run, "main", step, swe_agent_tool(command), args, time, output, swe_agent_ok(output))

@@ -70,6 +70,10 @@ class ReadTally:
         self.malformed += 1
         self._note(path, reason)
 
+    def skip_damaged(self, path: Path, error: Exception) -> None:
+        """A file whose content made its reader fail: counted as malformed, with the error."""
+        self.skip_malformed(path, f"content its reader could not use ({type(error).__name__}: {error})"[:300])
+
     def malformed_line(self, path: Path, number: int) -> None:
         """One damaged line of a file whose other lines were read."""
         self.malformed += 1
