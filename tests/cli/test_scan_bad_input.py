@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from tests.analysis.conftest import CLI, REPO
+
 # One session per reader, each with a field of the wrong type where an id or a result goes.
 DAMAGED = {
     "claude_list_id.jsonl": [
@@ -63,7 +65,7 @@ def normalized(run: str, times: list[Any]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("name", sorted(DAMAGED))
-def test_a_damaged_field_is_no_traceback_in_scan_replay_or_eval(cli, tmp_path: Path, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_damaged_field_is_no_traceback_in_scan_replay_or_eval(cli: CLI, tmp_path: Path, name: str) -> None:
     session = write(tmp_path / "corpus" / name, DAMAGED[name])
     (tmp_path / "corpus/labels.json").write_text(
         json.dumps({session.name.split(".")[0]: {"label": "healthy"}})
@@ -84,7 +86,7 @@ def test_a_damaged_field_is_no_traceback_in_scan_replay_or_eval(cli, tmp_path: P
 
 
 @pytest.mark.parametrize("size", [200_000, 20_000_000])  # beyond the 64 KiB head; beyond 16 MiB
-def test_a_session_opening_with_a_long_line_is_recognized(cli, tmp_path: Path, size: int) -> None:  # type: ignore[no-untyped-def]
+def test_a_session_opening_with_a_long_line_is_recognized(cli: CLI, tmp_path: Path, size: int) -> None:
     paste = {"type": "user", "sessionId": "long-run", "uuid": "u0", "parentUuid": None,
              "message": {"role": "user", "content": "x" * size}}  # fmt: skip
     call = {"type": "assistant", "sessionId": "long-run", "uuid": "u1", "parentUuid": "u0",
@@ -105,7 +107,9 @@ def test_a_session_opening_with_a_long_line_is_recognized(cli, tmp_path: Path, s
         ("gemini.json", CLEAN["gemini.json"], "gemini-run"),
     ],
 )
-def test_a_byte_order_mark_is_read_past(cli, tmp_path: Path, name: str, content: Any, shown: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_byte_order_mark_is_read_past(
+    cli: CLI, tmp_path: Path, name: str, content: Any, shown: str
+) -> None:
     session = write(tmp_path / name, content)
     session.write_bytes(codecs.BOM_UTF8 + session.read_bytes())
     done = cli("scan", str(session))
@@ -114,7 +118,7 @@ def test_a_byte_order_mark_is_read_past(cli, tmp_path: Path, name: str, content:
     assert "0 malformed line(s)/document(s)" in done.stdout and "skipped:\n" not in done.stdout
 
 
-def test_impossible_times_are_missing_times_and_the_json_stays_valid(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_impossible_times_are_missing_times_and_the_json_stays_valid(cli: CLI, tmp_path: Path) -> None:
     # Python's json writes Infinity and NaN as the bare words a damaged log holds.
     write(tmp_path / "inf.jsonl", normalized("inf-run", [0, float("inf"), 60, float("nan")]))
     write(tmp_path / "huge.jsonl", normalized("huge-run", [-1e308, 1e308, 10**30, 30]))
@@ -131,7 +135,7 @@ def test_impossible_times_are_missing_times_and_the_json_stays_valid(cli, tmp_pa
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
-def test_a_fifo_is_skipped_in_a_folder_and_refused_by_name(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_fifo_is_skipped_in_a_folder_and_refused_by_name(cli: CLI, tmp_path: Path) -> None:
     write(tmp_path / "run.jsonl", normalized("fifo-neighbour", [1, 2]))
     os.mkfifo(tmp_path / "pipe.jsonl")
     done = cli("scan", str(tmp_path))  # would wait forever for a writer if the FIFO were opened
@@ -143,7 +147,7 @@ def test_a_fifo_is_skipped_in_a_folder_and_refused_by_name(cli, tmp_path: Path) 
     assert "not a regular file" in named.stderr and "Traceback" not in named.stderr
 
 
-def test_the_reason_a_named_file_is_refused_is_said_once(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_the_reason_a_named_file_is_refused_is_said_once(cli: CLI, tmp_path: Path) -> None:
     garbage = tmp_path / "garbage.bin"
     garbage.write_bytes(b"\x00\x01 not json at all")
     other = write(tmp_path / "other.json", {"some": "json"})
@@ -155,3 +159,11 @@ def test_the_reason_a_named_file_is_refused_is_said_once(cli, tmp_path: Path) ->
     assert (
         cli("scan", str(other)).stderr.strip().endswith("in a format loopfuse reads (JSON of another shape)")
     )
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-5", "1.5"])
+def test_a_bad_document_size_limit_is_a_usage_error_not_a_traceback(cli: CLI, value: str) -> None:
+    done = cli("scan", "examples", cwd=REPO, env={"LOOPFUSE_MAX_DOCUMENT_MB": value})
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"LOOPFUSE_MAX_DOCUMENT_MB = {value!r} is not allowed: expected a whole number" in done.stderr
+    assert cli("--help", env={"LOOPFUSE_MAX_DOCUMENT_MB": value}).returncode == 0

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .._state import AgentState, ToolResult
 from .._calls import CallKey
+from .._state import AgentState, ToolResult
 from ..decision import Denial, Kind
 from ..errors import ConfigError
 from . import Breaker

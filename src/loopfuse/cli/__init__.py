@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from loopfuse import __version__
+from loopfuse.analysis.transcripts.base import MAX_DOCUMENT_ENV, max_document_problem
 
 __all__ = ["main"]
 
@@ -40,6 +41,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "run", None):
         parser.print_help(sys.stderr)
         return 2
+    problem = max_document_problem(os.environ.get(MAX_DOCUMENT_ENV))
+    if problem is not None:  # read when the readers were imported: said here, as a usage error
+        return _failed(problem)
     if sys.stdout is None:  # started with its standard output closed
         return _failed("cannot write the output: standard output is closed")
     try:
