@@ -167,3 +167,13 @@ def test_a_bad_document_size_limit_is_a_usage_error_not_a_traceback(cli: CLI, va
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert f"LOOPFUSE_MAX_DOCUMENT_MB = {value!r} is not allowed: expected a whole number" in done.stderr
     assert cli("--help", env={"LOOPFUSE_MAX_DOCUMENT_MB": value}).returncode == 0
+
+
+@pytest.mark.parametrize("where", ["folder", "missing/report.html"])
+def test_an_html_report_that_cannot_be_written_is_a_usage_error(cli: CLI, tmp_path: Path, where: str) -> None:
+    (tmp_path / "folder").mkdir()
+    done = cli("scan", "examples", "--html", str(tmp_path / where), cwd=REPO)
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"loopfuse: cannot write the HTML report to {tmp_path / where}\n",
+    )

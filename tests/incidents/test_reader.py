@@ -105,3 +105,25 @@ def test_large_backlog_is_read_in_bounded_steps_without_loss(log: Path) -> None:
                 break
             seen += agents(batch)
         assert seen == [f"agent-{i:05d}" for i in range(20_000)]
+
+
+def test_read_batches_reads_a_large_backlog_to_its_end_in_bounded_batches(log: Path) -> None:
+    append(log, "".join(incident_line(f"agent-{i:05d}") for i in range(20_000)))  # about 2.4 MB
+    with IncidentReader(log) as reader:
+        batches = list(reader.read_batches())
+        assert len(batches) > 1  # each batch at most a few MiB
+        assert [a for batch in batches for a in agents(batch)] == [f"agent-{i:05d}" for i in range(20_000)]
+        assert list(reader.read_batches()) == []
+        append(log, incident_line("later"))
+        assert [agents(b) for b in reader.read_batches()] == [["later"]]
+
+
+def test_a_path_that_cannot_be_opened_reads_empty_and_error_says_why(log: Path) -> None:
+    with IncidentReader(log) as reader:
+        assert (reader.read(), reader.error) == ([], None)  # not created yet: no error
+        log.mkdir()
+        assert reader.read() == []
+        assert isinstance(reader.error, IsADirectoryError)
+        log.rmdir()
+        append(log, incident_line("a"))
+        assert agents(reader.read()) == ["a"] and reader.error is None

@@ -46,7 +46,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "folder", metavar="DIR", help="a corpus (one recorded run per file), or a folder of corpora"
     )
-    parser.add_argument("--labels", help="labels.json: score DIR as one corpus with these labels")
+    one_or_many = parser.add_mutually_exclusive_group()
+    one_or_many.add_argument("--labels", help="labels.json: score DIR as one corpus with these labels")
     parser.add_argument(
         "--config", action="append", default=[], help="a guard configuration; repeat to compare several"
     )
@@ -55,14 +56,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="with --labels: add the three baselines and compare the first configuration with each",
     )
-    parser.add_argument(
+    one_or_many.add_argument(
         "--loco", action="store_true", help="also print the leave-one-corpus-out table (without --labels)"
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    parser.set_defaults(run=run)
+    parser.set_defaults(run=run, eval_parser=parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.baselines and args.labels is None:
+        args.eval_parser.error(
+            "argument --baselines: only with --labels (the baselines are compared on one labeled corpus)"
+        )
     if not os.path.isdir(args.folder):
         return usage_error(f"not a folder: {args.folder}")
     try:
@@ -75,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         corpus = load_corpus(args.folder, args.labels, tally)
     except (OSError, ValueError) as exc:
-        return usage_error(f"cannot read the labels {args.labels}: {exc}")
+        return usage_error(_unusable(exc, args.labels))
     scores = score_many(factories, corpus)
     others = [score_detector(name, d, corpus) for name, d in baselines()] if args.baselines else []
     if args.json:
@@ -93,7 +98,7 @@ def _run_corpora(args: argparse.Namespace, factories: list[tuple[str, GuardFacto
     try:
         corpora = load_corpora(args.folder, tally)
     except (OSError, ValueError) as exc:
-        return usage_error(f"cannot read the corpora in {args.folder}: {exc}")
+        return usage_error(_unusable(exc, args.folder))
     if not corpora:
         return usage_error(f"no labels.json in {args.folder} or in its subfolders")
     detectors = [(name, guard_detector(f)) for name, f in factories] + anchors()
@@ -113,6 +118,13 @@ def _run_corpora(args: argparse.Namespace, factories: list[tuple[str, GuardFacto
         print(format_loco(folds, defaults, factories[0][0], rivals))
     print(tally.summary())
     return 0
+
+
+def _unusable(exc: OSError | ValueError, path: str) -> str:
+    """The message for labels or runs that cannot be read (the ValueError names the file)."""
+    if isinstance(exc, OSError):
+        return f"cannot read {exc.filename or path}: {exc.strerror or exc}"
+    return f"invalid labels: {exc}"
 
 
 def _without_invalid(corpora: Sequence[Corpus]) -> list[Corpus]:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import stat
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from ..config import find_config_file, parse_config_file
@@ -28,7 +30,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("--json", action="store_true", help="print each incident as one JSON line")
     parser.add_argument(
         "--interval",
-        type=float,
+        type=_interval,
         default=0.5,
         help=f"seconds between reads with --follow (clamped to {MIN_INTERVAL}-{MAX_INTERVAL})",
     )
@@ -42,24 +44,68 @@ def run(args: argparse.Namespace) -> int:
         return usage_error(str(exc))
     if path is None:
         return usage_error("no incident log: pass PATH or set [guard] incident_log in the configuration")
-    if not args.follow and not Path(path).is_file():
+    problem = _not_a_log(path)
+    if problem is not None:
+        return usage_error(problem)
+    if not args.follow and not os.path.exists(path):
         print(
             f"loopfuse: no incident log at {path} yet (the guard creates it at the first denial)",
             file=sys.stderr,
         )
         return 0
-    if not args.json:
-        print(_HEADER)
-    interval = min(max(args.interval, MIN_INTERVAL), MAX_INTERVAL)
     try:
-        with IncidentReader(path) as reader:
-            _print(reader.read(), args.json)
-            while args.follow:
-                time.sleep(interval)
-                _print(reader.read(), args.json)
+        return _show(path, args)
     except KeyboardInterrupt:
         sys.stdout.flush()
     return 0
+
+
+def _interval(text: str) -> float:
+    """``--interval``: a finite number of seconds above 0 (clamped later to the bounds)."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of seconds above 0 (it is clamped to {MIN_INTERVAL}-{MAX_INTERVAL})"
+        )
+    return seconds
+
+
+def _not_a_log(path: str) -> str | None:
+    """Why ``path`` cannot be read as an incident log, or None (a log not created yet is fine)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot read the incident log {path}: {exc.strerror or exc}"
+    if stat.S_ISDIR(mode):
+        return f"{path} is a folder, not an incident log (a JSON-lines file)"
+    if not stat.S_ISREG(mode):
+        return f"{path} is not a regular file, not an incident log (a JSON-lines file)"
+    return None
+
+
+def _show(path: str, args: argparse.Namespace) -> int:
+    """Print the log to its end, then with ``--follow`` what is appended; 2 if it cannot be opened."""
+    interval = min(max(args.interval, MIN_INTERVAL), MAX_INTERVAL)
+    with IncidentReader(path) as reader:
+        if not args.json and reader.error is None:
+            print(_HEADER)
+        error = _print_to_end(reader, args.json)
+        while error is None and args.follow:
+            time.sleep(interval)
+            error = _print_to_end(reader, args.json)
+    return 0 if error is None else usage_error(f"cannot read the incident log {path}: {error}")
+
+
+def _print_to_end(reader: IncidentReader, as_json: bool) -> str | None:
+    """Print every record past the reader's offset; why the log cannot be opened, or None."""
+    for batch in reader.read_batches():
+        _print(batch, as_json)
+    return None if reader.error is None else reader.error.strerror or str(reader.error)
 
 
 def _configured_log(config_path: str | None) -> str | None:

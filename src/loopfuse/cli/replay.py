@@ -2,7 +2,8 @@
 
 Shadow mode: every recorded call goes through the guard, nothing runs and nothing is
 logged; per run, the denials, the first denial step and the calls that would have been
-saved. PATHs are files or folders in any format ``loopfuse scan`` reads.
+saved. PATHs are files or folders in any format ``loopfuse scan`` reads; as for ``scan``, a
+file named that is not a recorded session or cannot be read is a usage error (exit 2).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from ..analysis.transcripts.base import ReadTally
 from ..analysis.transcripts.detect import Source, read_source, sources
 from ..errors import ConfigError
 from ..guard import Guard
-from .common import shadow_guard, usage_error
+from .common import named_but_unread, shadow_guard, unusable_file, usage_error
 
 __all__ = ["register", "run"]
 
@@ -34,15 +35,20 @@ def run(args: argparse.Namespace) -> int:
     missing = [p for p in args.paths if not os.path.exists(p)]
     if missing:
         return usage_error(f"no such file or folder: {missing[0]}")
+    paths = [Path(p) for p in args.paths]
+    problem = unusable_file(paths)  # as scan: a file named must be a session loopfuse reads
+    if problem is not None:
+        return usage_error(problem)
     try:
         guard = shadow_guard(args.config)
     except ConfigError as exc:
         return usage_error(str(exc))
     tally = ReadTally()
-    for source in sources([Path(p) for p in args.paths], tally):
+    for source in sources(paths, tally):
         _replay_source(source, guard, tally)
     print(tally.summary())
-    return 0
+    unread = named_but_unread(paths, tally)  # a named session that turned out damaged
+    return 0 if unread is None else usage_error(unread)
 
 
 def _replay_source(source: Source, guard: Guard, tally: ReadTally) -> None:

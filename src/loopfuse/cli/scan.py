@@ -24,17 +24,15 @@ from ..analysis.scanreport import render_html
 from ..analysis.scanstats import RunStats, scan_calls, worst_first
 from ..analysis.transcripts.base import ReadTally
 from ..analysis.transcripts.detect import (
-    NOT_A_FORMAT,
     Source,
     default_folders,
-    identify,
     read_source,
     sources,
 )
 from ..config import GuardConfig
 from ..errors import ConfigError
 from ..guard import Guard
-from .common import found_config, usage_error
+from .common import found_config, named_but_unread, unusable_file, usage_error
 from .scan_charts import CHART_LIMIT, ChartedRows, breaker_configs, breaker_markers
 from .scan_output import common_root, print_json, print_table, root_label, shown_path, skipped_list
 from .scan_progress import Progress
@@ -64,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     paths, searched, config = checked
     tally, root = ReadTally(), common_root(paths)
     rows, by_path = _scan(paths, (root, tally, Guard(_verdict_config(config))), args)
-    unread = _named_but_unread(paths, tally)
+    unread = named_but_unread(paths, tally)
     if unread is not None:
         return usage_error(unread)
     if args.html:
@@ -82,7 +80,7 @@ def _checked(args: argparse.Namespace) -> tuple[list[Path], list[str], GuardConf
     paths, searched = _paths(args.paths)
     if paths is None:
         return f"no such file or folder: {searched[0]}"
-    problem = _unusable_file(paths)
+    problem = unusable_file(paths)
     if problem is not None:
         return problem
     try:
@@ -110,40 +108,12 @@ def _paths(given: Sequence[str]) -> tuple[list[Path] | None, list[str]]:
     return [folder for _, folder in found], searched
 
 
-def _unusable_file(paths: list[Path]) -> str | None:
-    """Why a file named on the command line cannot be scanned, or None (folders are walked:
-    what they hold that cannot be read is listed as skipped, not an error)."""
-    for path in paths:
-        if path.is_dir():
-            continue
-        try:
-            fmt, why_not = identify(path)
-        except OSError as exc:
-            return f"cannot read {path}: {exc.strerror or exc}"
-        if fmt is None:
-            return _not_a_session(path, why_not)
-    return None
-
-
-def _not_a_session(path: Path, why_not: str) -> str:
-    """``why_not`` said once: "(not JSON)", not "(not a session format ... (not JSON))"."""
-    prefix = f"{NOT_A_FORMAT} ("
-    detail = why_not[len(prefix) : -1] if why_not.startswith(prefix) else why_not
-    return f"{path} is not a recorded agent session in a format loopfuse reads ({detail})"
-
-
-def _named_but_unread(paths: list[Path], tally: ReadTally) -> str | None:
-    """A file named on the command line that looked like a session but could not be read."""
-    named = {os.path.abspath(p) for p in paths if not p.is_dir()}
-    for skipped in tally.skipped_files:
-        if os.path.abspath(skipped.path) in named:
-            return f"cannot read {skipped.path}: {skipped.reason}"
-    return None
-
-
 def _writable(path: str) -> bool:
-    parent = Path(path).resolve().parent
-    return parent.is_dir() and os.access(parent, os.W_OK)
+    """Whether a report can be written at ``path``: a new or regular file in a folder we may write."""
+    target = Path(path).resolve()
+    if target.exists() and not target.is_file():
+        return False  # a folder, a FIFO, a device
+    return target.parent.is_dir() and os.access(target.parent, os.W_OK)
 
 
 def _scan(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from typing import Any
 
 __all__ = ["IncidentReader"]
@@ -20,6 +21,8 @@ class IncidentReader:
     file is read first, then the new file from its start; when the file is truncated
     in place, reading restarts at its start. A last line without its newline is kept
     until the rest arrives. Lines that are not JSON objects are skipped and counted.
+    A file that exists but cannot be opened (a folder, no permission) reads as empty;
+    ``error`` tells why.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, from_start: bool = True) -> None:
@@ -27,6 +30,7 @@ class IncidentReader:
         exist yet is always read from its start once it appears."""
         self.path = os.fspath(path)
         self.skipped = 0
+        self.error: OSError | None = None  # why the last try to open failed, unless it does not exist
         self._file: Any = None
         self._ino: tuple[int, int] | None = None
         self._partial = b""
@@ -34,15 +38,29 @@ class IncidentReader:
 
     def read(self) -> list[dict[str, Any]]:
         """The complete records appended since the last call (at most a few MiB a call)."""
+        return self._read_bounded()[0]
+
+    def read_batches(self) -> Iterator[list[dict[str, Any]]]:
+        """Everything appended since the last call, up to the end of the file, in batches
+        of at most a few MiB each (so memory stays bounded however long the backlog)."""
+        more = True
+        while more:
+            records, more = self._read_bounded()
+            if records:
+                yield records
+
+    def _read_bounded(self) -> tuple[list[dict[str, Any]], bool]:
+        """The next records (bounded), and whether more is left to read."""
         if self._file is None and not self._open(at_end=False):
-            return []
+            return [], False
         records, at_eof = self._drain()
         if at_eof and self._rotated():
             records += self._finish_partial()
             self.close()
             if self._open(at_end=False):
-                records += self._drain()[0]
-        return records
+                fresh, at_eof = self._drain()
+                records += fresh
+        return records, not at_eof
 
     def close(self) -> None:
         if self._file is not None:
@@ -58,8 +76,13 @@ class IncidentReader:
     def _open(self, *, at_end: bool) -> bool:
         try:
             self._file = open(self.path, "rb")  # noqa: SIM115 - kept open across reads
-        except OSError:
+        except FileNotFoundError:
+            self.error = None  # not created yet (or rotated away): wait for it
             return False
+        except OSError as exc:
+            self.error = exc
+            return False
+        self.error = None
         st = os.fstat(self._file.fileno())
         self._ino = (st.st_dev, st.st_ino)
         if at_end:

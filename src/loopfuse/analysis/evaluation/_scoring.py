@@ -23,6 +23,7 @@ from ...guard import Guard
 from ..replay import is_denial, is_invalid, replay_turn
 from ..transcripts.base import ReadTally
 from ..transcripts.model import ToolCall
+from ._labels import read_labels, run_files
 from ._read import read_run
 
 __all__ = [
@@ -122,28 +123,19 @@ def load_corpus(folder: str | Path, labels_path: str | Path, tally: ReadTally | 
 
     Normalized files are read with each call's whole ``output`` as its result (what a host
     passes to ``record_result``), falling back to ``output_excerpt``; runs named in an
-    ``ambiguous.json`` beside the labels are not scored.
+    ``ambiguous.json`` beside the labels are not scored. Labels that are not a JSON object
+    of ``{"label": "loop" or "healthy", "loop_start": step}``, or that name a run without a
+    file in ``folder``, raise a ValueError that says which and why.
     """
-    labels: Mapping[str, Any] = json.loads(Path(labels_path).read_text(encoding="utf-8"))
+    labels = read_labels(labels_path)
     left_out = _ambiguous(Path(labels_path).with_name("ambiguous.json"))
-    corpus: list[Labeled] = []
-    for name, entry in sorted(labels.items()):
-        files = sorted(p for p in Path(folder).glob(f"{name}.*") if p.is_file())
-        if not files or not isinstance(entry, dict) or name in left_out:
-            continue
-        corpus.append(_labeled(name, read_run(files[0], tally), entry))
-    return corpus
+    files = run_files(Path(folder), labels_path, [name for name in labels if name not in left_out])
+    return [_labeled(name, read_run(files[name], tally), labels[name]) for name in sorted(files)]
 
 
 def _labeled(name: str, calls: tuple[ToolCall, ...], entry: Mapping[str, Any]) -> Labeled:
-    start, confidence = entry.get("loop_start"), entry.get("confidence")
-    return Labeled(
-        name,
-        calls,
-        str(entry.get("label")),
-        start if isinstance(start, int) else None,
-        confidence if isinstance(confidence, str) else None,
-    )
+    """One run, its labels checked by ``read_labels``."""
+    return Labeled(name, calls, entry["label"], entry.get("loop_start"), entry.get("confidence"))
 
 
 def _ambiguous(path: Path) -> set[str]:

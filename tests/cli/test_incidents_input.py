@@ -1,0 +1,100 @@
+"""``loopfuse incidents`` on a long log and on input it cannot use: the whole log is shown,
+and a folder, an unreadable log or a bad ``--interval`` is exit 2 with a message, never a
+traceback or a silent wait."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_incidents import TIMEOUT, cli_env, incidents
+from tests.incidents.conftest import append, incident_line
+
+NOBODY = 65534
+
+
+def test_a_log_longer_than_a_read_is_shown_to_its_end(log: Path) -> None:
+    append(log, "".join(incident_line(f"agent-{i:05d}") for i in range(20_000)))  # about 2.4 MB
+    out = incidents(str(log))
+    assert out.returncode == 0, out.stderr
+    rows = out.stdout.splitlines()[1:]
+    assert [row.split()[1] for row in rows] == [f"agent-{i:05d}" for i in range(20_000)]
+
+
+@pytest.mark.parametrize("follow", [[], ["-f", "--interval", "0.05"]], ids=["once", "follow"])
+def test_a_folder_is_refused_with_exit_2(tmp_path: Path, follow: list[str]) -> None:
+    out = incidents(str(tmp_path), *follow)  # with -f it used to wait forever, silently
+    assert out.returncode == 2
+    assert f"{tmp_path} is a folder, not an incident log" in out.stderr
+    assert out.stdout == "" and "Traceback" not in out.stderr
+
+
+def test_a_log_that_appears_as_a_folder_while_following_exits_2(log: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "loopfuse.cli", "incidents", str(log), "-f", "--interval", "0.05"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(),
+    )
+    try:
+        time.sleep(0.3)  # waiting for the log, as documented
+        log.mkdir()
+        _, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 2
+    assert f"cannot read the incident log {log}: Is a directory" in err
+
+
+def as_nobody_if_root() -> int | None:
+    """Root reads any file: the CLI then runs as nobody (skipped if nobody cannot run it)."""
+    if os.geteuid() != 0:
+        return None
+    probe = [sys.executable, "-c", "import loopfuse.cli"]
+    if subprocess.run(probe, capture_output=True, env=cli_env(), user=NOBODY, check=False).returncode:
+        pytest.skip("running as root, and user nobody cannot run loopfuse from this checkout")
+    return NOBODY
+
+
+def test_an_unreadable_log_exits_2() -> None:
+    user = as_nobody_if_root()
+    with tempfile.TemporaryDirectory() as folder:
+        Path(folder).chmod(0o755)
+        log = Path(folder) / "incidents.jsonl"
+        append(log, incident_line("hidden"))
+        log.chmod(0)
+        out = subprocess.run(
+            [sys.executable, "-m", "loopfuse.cli", "incidents", str(log)],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            env=cli_env(),
+            user=user,
+        )
+    assert out.returncode == 2, out.stderr
+    assert f"cannot read the incident log {log}: Permission denied" in out.stderr
+    assert out.stdout == ""
+
+
+def test_a_path_under_a_file_exits_2(log: Path) -> None:
+    append(log, incident_line("a"))
+    out = incidents(str(log / "nested.jsonl"))
+    assert out.returncode == 2
+    assert f"cannot read the incident log {log / 'nested.jsonl'}: Not a directory" in out.stderr
+
+
+@pytest.mark.parametrize("interval", ["nan", "inf", "-inf", "0", "-1", "soon"])
+def test_interval_must_be_a_finite_number_above_0(log: Path, interval: str) -> None:
+    out = incidents(str(log), "-f", f"--interval={interval}")
+    assert out.returncode == 2
+    assert f"argument --interval: '{interval}' is not a number of seconds above 0" in out.stderr
+    assert "Traceback" not in out.stderr and out.stdout == ""

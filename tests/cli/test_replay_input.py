@@ -1,0 +1,59 @@
+"""``loopfuse replay`` on a named file that is not a recorded session or cannot be read: exit 2
+naming the file and why, as ``scan`` (the same check); inside a folder such files are skipped."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.analysis.conftest import run_cli
+from tests.cli.test_incidents import TIMEOUT, cli_env
+from tests.cli.test_incidents_input import as_nobody_if_root
+
+NOT_SESSIONS = {
+    "garbage.bin": (bytes(range(256)) * 8, "not JSON"),
+    "empty.jsonl": (b"", "empty file"),
+    "numbers.jsonl": (b"[1, 2]\n", "JSON of another shape"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NOT_SESSIONS))
+def test_a_named_file_that_is_no_session_exits_2(tmp_path: Path, name: str) -> None:
+    content, why = NOT_SESSIONS[name]
+    (tmp_path / name).write_bytes(content)
+    done = run_cli("replay", str(tmp_path / name))
+    assert done.returncode == 2
+    assert f"{tmp_path / name} is not a recorded agent session" in done.stderr and why in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_same_files_inside_a_named_folder_are_skipped(tmp_path: Path) -> None:
+    for name, (content, _) in NOT_SESSIONS.items():
+        (tmp_path / name).write_bytes(content)
+    done = run_cli("replay", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "skipped: 3 unknown file(s)" in done.stdout
+
+
+def test_a_named_file_that_cannot_be_read_exits_2() -> None:
+    user = as_nobody_if_root()
+    example = Path(__file__).resolve().parents[2] / "examples" / "healthy_fix.jsonl"
+    with tempfile.TemporaryDirectory() as folder:
+        Path(folder).chmod(0o755)
+        locked = Path(folder) / "locked.jsonl"
+        locked.write_bytes(example.read_bytes())
+        locked.chmod(0)
+        done = subprocess.run(
+            [sys.executable, "-m", "loopfuse.cli", "replay", str(locked)],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            env=cli_env(),
+            user=user,
+        )
+    assert done.returncode == 2, done.stdout
+    assert f"cannot read {locked}: Permission denied" in done.stderr
