@@ -4,20 +4,33 @@ With the ``fast`` extra (orjson), canonical JSON is written by orjson whenever i
 is certain to be the standard library's byte for byte (no ``null``, which may stand for
 NaN, no negative exponent or small decimal, which the two write differently, no subclass
 of a JSON type); anything else takes the pure-Python path, so both give every call the
-same key.
+same key. Both write an ``enum.Enum`` member as its value and a ``uuid.UUID`` as its
+canonical string, as orjson does natively (except a member that is also a ``str``, ``int``,
+``float`` or container whose data a custom ``__new__`` made differ from its value: the
+standard library writes the data).
 """
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
+import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from ._shown import TOOL_SHOWN
 
 __all__ = ["CallKey", "call_digest", "canonical_json", "int63", "strip_ignored"]
 
 
 def _unserializable(value: Any) -> Any:
+    """The standard library's ``default``: what orjson writes for an ``Enum`` member (its
+    ``value``, itself encoded) and a ``UUID`` (its canonical string); else a TypeError."""
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, uuid.UUID):  # a subclass too (orjson leaves those to this path)
+        return uuid.UUID.__str__(value)
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
@@ -89,7 +102,7 @@ def _sha256(tool: str, text: str) -> bytes:
     return hashlib.sha256((tool + "\n" + text).encode("utf-8", "surrogatepass")).digest()
 
 
-_HEADS: dict[str, bytes] = {}
+_HEADS: dict[str, bytes] = {}  # at most 4,096 names of up to TOOL_SHOWN characters: a bounded size
 
 
 def _digest(tool: str, args: Any) -> tuple[bytes, str | bytes]:
@@ -103,7 +116,7 @@ def _digest(tool: str, args: Any) -> tuple[bytes, str | bytes]:
     head = _HEADS.get(tool)
     if head is None:
         head = (tool + "\n").encode("utf-8", "surrogatepass")
-        if len(_HEADS) < 4096:
+        if len(tool) <= TOOL_SHOWN and len(_HEADS) < 4096:  # made-up long names are not kept
             _HEADS[tool] = head
     return hashlib.sha256(head + raw).digest(), raw
 

@@ -25,6 +25,7 @@ __all__ = [
     "refusal_text",
     "run_before",
     "warned",
+    "wrapped_tool",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -113,10 +114,21 @@ def run_before(fn: F, before: Callable[[dict[str, Any]], Any]) -> F:
     return cast(F, wrapper)
 
 
+def wrapped_tool(fn: Any) -> str:
+    """The tool name ``Guard.wrap`` gives ``fn`` without ``tool=``: its ``__name__``, a
+    ``functools.partial``'s function's, else its class name (a callable object)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    name = getattr(fn, "__name__", None)
+    return name if type(name) is str and name else type(fn).__name__
+
+
 def guarded(fn: F, guard: Guard, tool: str, agent: Any) -> F:
     """``fn`` behind ``guard``: a denial returns its text, an escalation raises; what the
     call returned (or raised) is reported with ``record_result``, as the adapters do, and an
     allowed call's warning is added to what it returns (``warned``)."""
+    if not callable(fn):
+        raise TypeError(f"Guard.wrap needs a callable, not an object of type {type(fn).__name__}")
     arguments = call_arguments(fn)
     if inspect.iscoroutinefunction(fn):
 

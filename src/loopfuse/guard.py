@@ -17,9 +17,9 @@ from ._messages import STORE_DENIED, denial_message
 from ._overrides import Overrides, allow_next_logged, paused_logged
 from ._result_reporting import ResultReporting
 from ._rounds import Rounds
-from ._shown import shown_tool
+from ._shown import TOOL_SHOWN, shown_tool
 from ._untrusted import BAD_TOOL, tool_name
-from ._wrapping import CURRENT_SESSION, guarded
+from ._wrapping import CURRENT_SESSION, guarded, wrapped_tool
 from .breakers import Breaker
 from .breakers._warn import WARNING_TEXT
 from .breakers.build import build_breakers, build_warners
@@ -82,7 +82,7 @@ class Guard(InvalidTurns, ResultReporting):
         self._unguarded = exempt if cb.only else exempt | frozenset(cb.exempt)  # `only` wins
         self._template = cb.deny_message
         self._stats = self._events.stats
-        self._allow_cache: dict[str, Decision] = {}
+        self._allow_cache: dict[str, Decision] = {}  # up to 4,096 names of up to TOOL_SHOWN characters
         self._overrides = Overrides()
         self._awaited = AwaitedCalls()
         cycle = self.config.cycle
@@ -226,11 +226,16 @@ class Guard(InvalidTurns, ResultReporting):
         agent escalates, ``LoopAbortedError`` is raised instead. Without ``agent=``, each
         call counts for the agent of the enclosing ``loopfuse._wrapping.agent_session``,
         else ``"default"``.
+
+        Without ``tool=``, the tool is named after ``fn``: its ``__name__`` (a function's, a
+        bound method's), a ``functools.partial``'s function's, else a callable object's class
+        name. ``fn`` not callable raises ``TypeError``.
         """
         if fn is None:
             return lambda f: self.wrap(f, tool=tool, agent=agent)
-        name = fn.__name__ if tool is None or (type(tool) is str and not tool) else tool  # no tool.__eq__
-        return guarded(fn, self, name, agent)
+        if tool is None or (type(tool) is str and not tool):  # no tool.__eq__
+            tool = wrapped_tool(fn)
+        return guarded(fn, self, tool, agent)
 
     def forget(self, agent: Any) -> None:
         """Drop everything the guard keeps for ``agent``."""
@@ -316,7 +321,7 @@ class Guard(InvalidTurns, ResultReporting):
         decision = self._allow_cache.get(tool)
         if decision is None:
             decision = Decision(True, tool)
-            if len(self._allow_cache) < 4096:
+            if len(tool) <= TOOL_SHOWN and len(self._allow_cache) < 4096:  # no made-up long names
                 self._allow_cache[tool] = decision
         return decision
 

@@ -70,7 +70,9 @@ class CallIdentity:
 
     def _compute_near(self, call: CallKey) -> int:
         """The call's canonical JSON with volatile values masked, hashed; 0 past 2 KiB
-        (masking costs time in proportion to the text; exact repeats are still caught)."""
+        (masking costs time in proportion to the text; exact repeats are still caught), and 0
+        for arguments nested too deep to blank their volatile keys (the breakers record the
+        call before this runs: raising here would leave it half recorded)."""
         if len(call.text) > _NEAR_MAX_CHARS:
             return 0
         rule = self._rules.get(call.tool, _NO_RULE)
@@ -78,7 +80,10 @@ class CallIdentity:
         volatile = self._volatile.union(rule.volatile_keys) if rule.volatile_keys else self._volatile
         text = call.text
         if volatile and _key_pattern(volatile).search(text) is not None:  # a volatile key is there
-            text = canonical_json(_blank_keys(json.loads(text), volatile))
+            try:
+                text = canonical_json(_blank_keys(json.loads(text), volatile))
+            except RecursionError:
+                return 0
         return int_digest(call.tool + "\n" + mask_text(text, masks))
 
 

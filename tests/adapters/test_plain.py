@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from collections.abc import Callable
+from typing import Any, cast
 
 import pytest
 
@@ -210,3 +212,39 @@ def test_what_the_function_raises_is_reported_as_an_error_and_raised() -> None:
         with pytest.raises(ValueError):
             guarded("a.py")
     assert guarded("a.py").startswith("loopfuse refused this edit call")
+
+
+def fetch(url: str) -> str:
+    return "page"
+
+
+class Fetcher:
+    def __call__(self, url: str) -> str:
+        return "page"
+
+    def get(self, url: str) -> str:
+        return "page"
+
+
+@pytest.mark.parametrize(
+    ("fn", "args", "name"),
+    [
+        (functools.partial(fetch, "https://a"), (), "fetch"),
+        (Fetcher(), ("https://a",), "Fetcher"),
+        (Fetcher().get, ("https://a",), "get"),
+        (functools.partial(functools.partial(Fetcher()), "https://a"), (), "Fetcher"),
+    ],
+)
+def test_a_partial_a_callable_object_and_a_method_are_named_after_what_they_call(
+    fn: Callable[..., str], args: tuple[str, ...], name: str
+) -> None:
+    guarded = Guard.from_config(LIMITS).wrap(fn)
+    answers = [guarded(*args) for _ in range(4)]
+    assert answers[:3] == ["page"] * 3
+    assert answers[3].startswith(f"loopfuse refused this {name} call")
+
+
+def test_wrapping_what_cannot_be_called_is_a_type_error() -> None:
+    for tool in (None, "t"):
+        with pytest.raises(TypeError, match=r"Guard\.wrap needs a callable, not an object of type int"):
+            Guard().wrap(cast(Any, 5), tool=tool)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import tracemalloc
 from typing import Any
 
 import pytest
@@ -201,3 +202,35 @@ def test_anything_else_that_raises_fails_open_as_error_with_one_warning(
     assert [r.getMessage() for r in caplog.records] == [
         "loopfuse: a call could not be judged (RuntimeError); allowing"
     ]
+
+
+def test_made_up_long_tool_names_are_not_kept_once_their_agents_are_forgotten() -> None:
+    guard = Guard()
+    guard.check("warm", {}, "w")
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(40):
+            guard.check(f"{i:06d}" + "x" * 100_000, {"q": 1}, f"run-{i}")  # a 100 KB name, once
+            guard.forget(f"run-{i}")
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held < 1_000_000  # was 8 MB: every name and its UTF-8 bytes, in two caches
+
+
+def test_deeply_nested_arguments_with_a_volatile_key_have_no_near_key_and_never_fail(
+    store_kind: Store,
+) -> None:
+    guard = guard_on(*store_kind, {"circuit_breaker": {"duplicate_limit": 3}})
+    args: Any = {"cursor": "abc"}
+    for _ in range(500):  # deeper than masking the cursor can recurse
+        args = [args]
+    guard.check("warm", {}, "a")
+    guard.record_result("warm", {}, "ok", agent="a")
+    allowed = []
+    for _ in range(6):
+        allowed.append(guard.check("fetch", {"q": args}, "a").allowed)
+        guard.record_result("fetch", {"q": args}, "same page", agent="a")
+    assert allowed == [True] * 4 + [False] * 2  # the exact repeat is still caught (duplicate 4/4)
+    assert guard.stats()["fail_open"] == {}
