@@ -91,7 +91,8 @@ CLIENT_LINES = {
     "invalid utf-8": (b'{"jsonrpc": "2.0", "id": 43, "method": "tools/list", "x": "\xff\xfe"}', 43),
     "nul bytes": (b"\x00" * 100, None),
     "huge junk line": (b"{" + b"x" * (8 << 20), None),
-    "line over the limit": (b'{"jsonrpc": "2.0", "id": 44, "junk": "' + b"y" * (65 << 20), None),
+    "line over the limit": (b'{"jsonrpc": "2.0", "id": 44, "junk": "' + b"y" * (65 << 20), 44),
+    "line over the limit without an id": (b'{"junk": "' + b"y" * (65 << 20), None),
 }
 
 
@@ -140,6 +141,16 @@ def test_after_a_malformed_backend_line_the_next_request_is_answered(
 def test_an_unreadable_answer_to_a_pending_request_becomes_an_error(raw_session: RawSession) -> None:
     deep = b'{"jsonrpc": "2.0", "id": 7, "result": ' + b"[" * DEEP + b"]" * DEEP + b"}"
     raw_session.send(_request(7, "emit", hex=deep.hex()))
+    answer = raw_session.receive()
+    assert (answer["id"], answer["error"]["code"]) == (7, -32603)
+    raw_session.send(_request(8, "echo", text="still here"))
+    assert _text(raw_session.response_to(8)) == "still here"
+    assert raw_session.close() == 0
+
+
+def test_an_answer_over_the_line_limit_to_a_pending_request_becomes_an_error(raw_session: RawSession) -> None:
+    start = b'{"jsonrpc": "2.0", "id": 7, "result": "' + b"z" * 1000
+    raw_session.send(_request(7, "emit", hex=start.hex(), times=66 << 10))  # one line of 66 MB
     answer = raw_session.receive()
     assert (answer["id"], answer["error"]["code"]) == (7, -32603)
     raw_session.send(_request(8, "echo", text="still here"))

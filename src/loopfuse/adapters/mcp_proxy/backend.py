@@ -10,7 +10,7 @@ import signal
 import sys
 from collections.abc import Mapping, Sequence
 
-from .streams import LINE_LIMIT, OVERSIZED, read_line
+from .streams import LINE_LIMIT, Oversized, read_line
 
 __all__ = ["Backend", "exit_status"]
 
@@ -60,7 +60,9 @@ class Backend:
         assert self.proc.stderr is not None
         with contextlib.suppress(OSError):
             while raw := await read_line(self.proc.stderr):
-                self._relay_stderr_line(raw if raw is not OVERSIZED else b"(a line over the limit)\n")
+                self._relay_stderr_line(
+                    raw if not isinstance(raw, Oversized) else b"(a line over the limit)\n"
+                )
 
     def _relay_stderr_line(self, raw: bytes) -> None:
         self.tail.append(raw.decode("utf-8", "replace").rstrip("\r\n"))

@@ -17,6 +17,7 @@ from .backend import CLOSE_GRACE, Backend, describe_status, exit_status
 from .jsonrpc import (
     BACKEND_GONE,
     INTERNAL_ERROR,
+    PARSE_ERROR,
     denial_result,
     error_line,
     parse_client_line,
@@ -28,7 +29,7 @@ from .jsonrpc import (
 )
 from .refusal import refusal_text
 from .session import LISTING, PendingCall, Session
-from .streams import OVERSIZED, LineReader, LineWriter, read_line
+from .streams import LineReader, LineWriter, Oversized, read_line
 
 __all__ = ["RELAY_FAILED", "StdioRelay"]
 
@@ -39,7 +40,7 @@ RELAY_FAILED = 70
 """The exit status when a relay task failed (EX_SOFTWARE): a bug in the proxy, never a hang."""
 _UNREADABLE_ANSWER = (
     "loopfuse proxy: the MCP server's answer to this request could not be read "
-    "(not JSON, or nested too deeply); it was dropped."
+    "(not JSON, nested too deeply, or longer than the line limit); it was dropped."
 )
 
 
@@ -141,9 +142,17 @@ class StdioRelay:
         self._grace_spent = True
         self._finished.set()
 
+    async def _oversized_request(self, head: Oversized) -> None:
+        """Drop a client line over the limit, answering a parse error to its id when its first
+        bytes name one."""
+        self._drop("client", "longer than the line limit")
+        request_id = recover_id(head)
+        if request_id is not None:
+            await self._to_client(error_line(request_id, PARSE_ERROR, "Parse error: the line is too long"))
+
     async def _from_client(self, line: bytes) -> None:
-        if line is OVERSIZED:
-            self._drop("client", "longer than the line limit")
+        if isinstance(line, Oversized):
+            await self._oversized_request(line)
             return
         if not line.strip():
             return
@@ -229,15 +238,15 @@ class StdioRelay:
         await self._backend_ended()
 
     async def _from_backend(self, line: bytes) -> None:
-        if line is OVERSIZED:
-            self._drop("server", "longer than the line limit")
+        if isinstance(line, Oversized):
+            await self._unreadable_answer(line, "longer than the line limit")
             return
         if not line.strip():
             return
         try:
             message = parse_line(line)
         except (ValueError, RecursionError):
-            await self._unreadable_answer(line)
+            await self._unreadable_answer(line, "not JSON (or nested too deeply to read)")
             return
         if not isinstance(message, dict | list):
             self._drop("server", "not a JSON-RPC message")
@@ -261,9 +270,9 @@ class StdioRelay:
             return line
         return with_warning(message, pending.warning) or line
 
-    async def _unreadable_answer(self, line: bytes) -> None:
-        """Drop a line that does not parse; answer the request it answered, if it says which."""
-        self._drop("server", "not JSON (or nested too deeply to read)")
+    async def _unreadable_answer(self, line: bytes, why: str) -> None:
+        """Drop a line that cannot be relayed; answer the request it answered, if it says which."""
+        self._drop("server", why)
         request_id = recover_id(line)
         if request_id is not None and self._pending.pop(request_id, _NOT_PENDING) is not _NOT_PENDING:
             await self._to_client(error_line(request_id, INTERNAL_ERROR, _UNREADABLE_ANSWER))

@@ -10,12 +10,20 @@ import stat
 import threading
 from typing import Any, Protocol
 
-__all__ = ["LINE_LIMIT", "OVERSIZED", "LineReader", "LineWriter", "open_stdio", "read_line"]
+__all__ = ["LINE_LIMIT", "OVERSIZED", "LineReader", "LineWriter", "Oversized", "open_stdio", "read_line"]
 
 LINE_LIMIT = 64 << 20
 """The longest line relayed (64 MiB); a longer one is dropped and counted, the stream goes on."""
-OVERSIZED = b"\x00oversized"
-"""What ``read_line`` returns in place of a line longer than ``LINE_LIMIT`` (it is skipped)."""
+OVERSIZED_HEAD = 64 << 10  # bytes of an oversized line kept: where its id usually is
+
+
+class Oversized(bytes):
+    """What ``read_line`` returns in place of a line longer than ``LINE_LIMIT``: the line's
+    first ``OVERSIZED_HEAD`` bytes (the rest is read past), so that an answer can name its id."""
+
+
+OVERSIZED = Oversized()
+"""An oversized line whose first bytes are not known."""
 _QUEUE_CHUNKS = 16
 
 
@@ -34,20 +42,21 @@ class LineWriter(Protocol):
 async def read_line(reader: LineReader) -> bytes:
     """The next line (with its newline, added if the stream ended without one); b"" at the end.
 
-    A line over ``LINE_LIMIT`` is read past and ``OVERSIZED`` returned instead.
+    A line over ``LINE_LIMIT`` is read past and an ``Oversized`` holding its first bytes
+    returned instead.
     """
     try:
         return await reader.readuntil(b"\n")
     except asyncio.IncompleteReadError as exc:
         return exc.partial + b"\n" if exc.partial else b""
     except asyncio.LimitOverrunError as exc:
-        await reader.readexactly(exc.consumed)
+        head = Oversized((await reader.readexactly(exc.consumed))[:OVERSIZED_HEAD])
     while True:  # skip the rest of the oversized line
         try:
             await reader.readuntil(b"\n")
-            return OVERSIZED
+            return head
         except asyncio.IncompleteReadError:
-            return OVERSIZED
+            return head
         except asyncio.LimitOverrunError as exc:
             await reader.readexactly(exc.consumed)
 
