@@ -98,6 +98,28 @@ def test_missing_log_means_no_incidents_yet(tmp_path: Path) -> None:
     assert "no incident log" in out.stderr and out.stdout == ""
 
 
+def following(log: Path, *flags: str) -> subprocess.Popen[str]:
+    """``loopfuse incidents LOG --follow`` polling every 0.05 s, started in the background."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "loopfuse.cli",
+            "incidents",
+            str(log),
+            "--follow",
+            "--interval",
+            "0.05",
+            *flags,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(),
+        preexec_fn=_interruptible,
+    )
+
+
 def _interruptible() -> None:
     """Ctrl-C reaches the child as in a terminal, even when this run was started in the
     background (a shell starts background jobs with SIGINT ignored, and children inherit it)."""
@@ -123,24 +145,7 @@ class LineReader:
 
 def test_follow_prints_lines_as_they_arrive_and_ctrl_c_exits_0(log: Path) -> None:
     append(log, incident_line("before"))
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "loopfuse.cli",
-            "incidents",
-            str(log),
-            "--follow",
-            "--json",
-            "--interval",
-            "0.05",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=cli_env(),
-        preexec_fn=_interruptible,
-    )
+    proc = following(log, "--json")
     try:
         out = LineReader(proc)
         assert json.loads(out.next())["agent"] == "before"
@@ -160,14 +165,7 @@ def test_follow_prints_lines_as_they_arrive_and_ctrl_c_exits_0(log: Path) -> Non
 
 
 def test_follow_waits_for_a_log_that_does_not_exist_yet(log: Path) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "loopfuse.cli", "incidents", str(log), "-f", "--interval", "0.05"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=cli_env(),
-        preexec_fn=_interruptible,
-    )
+    proc = following(log)
     try:
         out = LineReader(proc)
         assert out.next().split()[0] == "time"

@@ -4,19 +4,14 @@ traceback or a silent wait."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.cli.test_incidents import TIMEOUT, cli_env, incidents
+from tests.cli.test_incidents import TIMEOUT, following, incidents
+from tests.cli.unreadable import loopfuse_unprivileged, unreadable_file
 from tests.incidents.conftest import append, incident_line
-
-NOBODY = 65534
 
 
 def test_a_log_longer_than_a_read_is_shown_to_its_end(log: Path) -> None:
@@ -36,13 +31,7 @@ def test_a_folder_is_refused_with_exit_2(tmp_path: Path, follow: list[str]) -> N
 
 
 def test_a_log_that_appears_as_a_folder_while_following_exits_2(log: Path) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "loopfuse.cli", "incidents", str(log), "-f", "--interval", "0.05"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=cli_env(),
-    )
+    proc = following(log)
     try:
         time.sleep(0.3)  # waiting for the log, as documented
         log.mkdir()
@@ -55,31 +44,9 @@ def test_a_log_that_appears_as_a_folder_while_following_exits_2(log: Path) -> No
     assert f"cannot read the incident log {log}: Is a directory" in err
 
 
-def as_nobody_if_root() -> int | None:
-    """Root reads any file: the CLI then runs as nobody (skipped if nobody cannot run it)."""
-    if os.geteuid() != 0:
-        return None
-    probe = [sys.executable, "-c", "import loopfuse.cli"]
-    if subprocess.run(probe, capture_output=True, env=cli_env(), user=NOBODY, check=False).returncode:
-        pytest.skip("running as root, and user nobody cannot run loopfuse from this checkout")
-    return NOBODY
-
-
 def test_an_unreadable_log_exits_2() -> None:
-    user = as_nobody_if_root()
-    with tempfile.TemporaryDirectory() as folder:
-        Path(folder).chmod(0o755)
-        log = Path(folder) / "incidents.jsonl"
-        append(log, incident_line("hidden"))
-        log.chmod(0)
-        out = subprocess.run(
-            [sys.executable, "-m", "loopfuse.cli", "incidents", str(log)],
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-            env=cli_env(),
-            user=user,
-        )
+    with unreadable_file("incidents.jsonl", incident_line("hidden").encode()) as log:
+        out = loopfuse_unprivileged("incidents", str(log))
     assert out.returncode == 2, out.stderr
     assert f"cannot read the incident log {log}: Permission denied" in out.stderr
     assert out.stdout == ""

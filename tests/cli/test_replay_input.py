@@ -3,16 +3,12 @@ naming the file and why, as ``scan`` (the same check); inside a folder such file
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from tests.analysis.conftest import run_cli
-from tests.cli.test_incidents import TIMEOUT, cli_env
-from tests.cli.test_incidents_input import as_nobody_if_root
+from tests.cli.unreadable import loopfuse_unprivileged, unreadable_file
 
 NOT_SESSIONS = {
     "garbage.bin": (bytes(range(256)) * 8, "not JSON"),
@@ -40,20 +36,8 @@ def test_the_same_files_inside_a_named_folder_are_skipped(tmp_path: Path) -> Non
 
 
 def test_a_named_file_that_cannot_be_read_exits_2() -> None:
-    user = as_nobody_if_root()
     example = Path(__file__).resolve().parents[2] / "examples" / "healthy_fix.jsonl"
-    with tempfile.TemporaryDirectory() as folder:
-        Path(folder).chmod(0o755)
-        locked = Path(folder) / "locked.jsonl"
-        locked.write_bytes(example.read_bytes())
-        locked.chmod(0)
-        done = subprocess.run(
-            [sys.executable, "-m", "loopfuse.cli", "replay", str(locked)],
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-            env=cli_env(),
-            user=user,
-        )
+    with unreadable_file("locked.jsonl", example.read_bytes()) as locked:
+        done = loopfuse_unprivileged("replay", str(locked))
     assert done.returncode == 2, done.stdout
     assert f"cannot read {locked}: Permission denied" in done.stderr
