@@ -125,6 +125,37 @@ def test_a_code_agent_looping_inside_one_step_is_stopped() -> None:
     assert guard.stats()["allowed"] == 5
 
 
+class FailingProbe(ProbeTool):
+    def forward(self, q: str) -> str:
+        self.runs.append(q)
+        raise RuntimeError(f"{q} is not a page")
+
+
+def test_different_failures_are_not_the_same_error() -> None:
+    probe, guard = FailingProbe(), Guard()
+    names = [
+        "alpha",
+        "bravo",
+        "charlie",
+        "delta",
+        "echo",
+        "foxtrot",
+        "golf",
+        "hotel",
+        "india",
+        "juliett",
+        "kilo",
+        "lima",
+    ]
+    steps = [[("probe", {"q": name})] for name in names]
+    model = ScriptedModel([*steps, [("final_answer", {"answer": "none found"})]])
+    agent = guard_agent(ToolCallingAgent(tools=[probe], model=model, max_steps=20, verbosity_level=0), guard)
+
+    assert agent.run("go") == "none found"
+    assert len(probe.runs) == 12  # each failed differently: no "same error" refusal
+    assert guard.stats()["denials"] == {}
+
+
 def test_a_healthy_run_with_legitimate_repeats_is_untouched() -> None:
     probe, guard = ProbeTool(), Guard()
     steps = [[("probe", {"q": q})] for q in ("status", "deploy", "status", "status")]

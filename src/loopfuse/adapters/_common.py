@@ -28,6 +28,7 @@ __all__ = [
     "Scope",
     "ScopeTable",
     "abort_error",
+    "jsonable",
     "require",
     "stop_error",
     "stopped_text",
@@ -61,6 +62,22 @@ def _warned(result: Any, warning: str) -> Any:
     if isinstance(result, list):
         return [*result, _text_block_like(result, warning)]
     return warning if result is None else f"{result}\n\n{warning}"
+
+
+def jsonable(result: Any) -> Any:
+    """``result`` as JSON data for the guard, when a framework hands a tool's return over as
+    it is: a pydantic model or a dataclass as its fields (``pydantic_core``, which the
+    frameworks that do so depend on); anything else, or what cannot be converted, as it is."""
+    if result is None or isinstance(result, str | int | float | bool | BaseException):
+        return result
+    try:
+        from pydantic_core import to_jsonable_python
+    except ImportError:  # pragma: no cover - every framework that needs it brings pydantic
+        return result
+    try:
+        return to_jsonable_python(result)
+    except Exception:  # the tool's own object, which may raise anything
+        return result
 
 
 T = TypeVar("T")

@@ -31,7 +31,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ._common import HostLimit, PendingWarnings, require, stop_error, with_warning
+from ._common import HostLimit, PendingCalls, PendingWarnings, jsonable, require, stop_error, with_warning
 
 require("google.adk", "google-adk")
 
@@ -61,9 +61,16 @@ class _Gate:
         self._denied: set[str] = set()
         self._limit = HostLimit(guard, "Google ADK")
         self._warnings = PendingWarnings()
+        self._runs = _RunScopes()
+
+    async def forget_run(self, invocation_id: str) -> None:
+        """Drop the state of every agent of a finished invocation."""
+        for scope in self._runs.pop(invocation_id):
+            await self.guard.aforget(scope)
 
     async def before(self, tool: Any, args: dict[str, Any], tool_context: Any) -> dict[str, Any] | None:
         agent = scope_of(tool_context, self.share_subagents)
+        self._runs.add(tool_context.invocation_id, agent)
         if not self._limit.warned:
             run_config = getattr(tool_context, "run_config", None)
             self._limit.check("max_llm_calls", getattr(run_config, "max_llm_calls", None))
@@ -96,7 +103,8 @@ class _Gate:
             self._denied.discard(call_id)
             return None
         agent = scope_of(tool_context, self.share_subagents)
-        await self.guard.arecord_result(tool.name, args, result, agent, ok=ok and not _is_error(result))
+        ok = ok and not _is_error(tool, result)
+        await self.guard.arecord_result(tool.name, args, jsonable(result), agent, ok=ok)
         warning = self._warnings.pop(call_id)
         if warning is None or not ok:
             return None
@@ -129,8 +137,12 @@ class LoopfusePlugin(BasePlugin):
     async def on_tool_error_callback(
         self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any, error: Exception
     ) -> dict[str, Any] | None:
-        await self._gate.after(tool, tool_args, tool_context, type(error).__name__, ok=False)
+        await self._gate.after(tool, tool_args, tool_context, error, ok=False)  # its type and text
         return None
+
+    async def after_run_callback(self, *, invocation_context: Any) -> None:
+        """The invocation ended: its agents' state goes."""
+        await self._gate.forget_run(invocation_context.invocation_id)
 
 
 class ToolCallbacks(NamedTuple):
@@ -183,5 +195,32 @@ def _call_id(tool_context: Any) -> str:
     return str(getattr(tool_context, "function_call_id", None) or id(tool_context))
 
 
-def _is_error(result: Any) -> bool:
-    return isinstance(result, dict) and set(result) == {"error"}
+def _is_error(tool: Any, result: Any) -> bool:
+    """Whether a response that did not raise says the call failed: as the tool's own ADK check
+    tells it (an MCP tool's ``isError``, a function tool's ``error``), else by the shapes ADK's
+    tools answer failures with (``{"error": ...}``, ``{"status": "error", ...}``, ``isError``)."""
+    detect = getattr(tool, "_detect_error_in_response", None)
+    try:
+        if callable(detect) and detect(result):
+            return True
+    except Exception:  # the tool's own check, on the tool's own object
+        pass
+    if not isinstance(result, dict):
+        return False
+    return set(result) == {"error"} or result.get("isError") is True or result.get("status") == "error"
+
+
+class _RunScopes:
+    """The guard scopes each running invocation has used, to forget when it ends. Bounded:
+    past ``size`` invocations that never ended (a crashed runner), the oldest go."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self._scopes: PendingCalls[set[str]] = PendingCalls(size)
+
+    def add(self, invocation_id: str, scope: str) -> None:
+        scopes = self._scopes.pop(invocation_id) or set()
+        scopes.add(scope)
+        self._scopes.put(invocation_id, scopes)
+
+    def pop(self, invocation_id: str) -> set[str]:
+        return self._scopes.pop(invocation_id) or set()

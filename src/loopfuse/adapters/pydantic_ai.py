@@ -42,14 +42,14 @@ try:
     from pydantic_ai.models import ModelRequestContext
     from pydantic_ai.run import AgentRunResult
     from pydantic_ai.tools import ToolDefinition
-    from pydantic_core import ValidationError, to_jsonable_python
+    from pydantic_core import ValidationError
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise ImportError(
         "loopfuse.adapters.pydantic_ai needs Pydantic AI v2: pip install 'loopfuse[pydantic-ai]'"
     ) from exc
 
 from ..guard import Guard
-from ._common import HostLimit, PendingCalls, stop_error, with_warning
+from ._common import HostLimit, PendingCalls, jsonable, stop_error, with_warning
 
 __all__ = ["LoopfuseCapability"]
 
@@ -134,7 +134,7 @@ class LoopfuseCapability(AbstractCapability[Any]):
         args: dict[str, Any],
         result: Any,
     ) -> Any:
-        running = await self._report(ctx, call, _plain(result), ok=True)
+        running = await self._report(ctx, call, jsonable(result), ok=True)
         return with_warning(result, running.warning if running else None)
 
     async def on_tool_execute_error(
@@ -189,17 +189,6 @@ def _unwrapped(error: Exception) -> BaseException:
     """The tool's own ``ModelRetry`` or ``ToolFailed`` that Pydantic AI wrapped in ``error``."""
     cause = error.__cause__
     return cause if isinstance(cause, ModelRetry | ToolFailed) else error
-
-
-def _plain(result: Any) -> Any:
-    """``result`` as JSON data (a pydantic model or dataclass as its fields) for the guard;
-    as it is when it cannot be converted (the guard then fails open on it)."""
-    if result is None or isinstance(result, str):
-        return result
-    try:
-        return to_jsonable_python(result)
-    except Exception:  # the tool's own object, which may raise anything
-        return result
 
 
 def _unknown_tool(part: ToolReturnPart[Any]) -> bool:

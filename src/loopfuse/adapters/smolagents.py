@@ -243,7 +243,7 @@ def _guarded_call(
     try:
         result = run()
     except Exception as exc:
-        guard.record_result(name, call, type(exc).__name__, agent, ok=False)
+        guard.record_result(name, call, agent=agent, error=exc)  # judged by its type and message
         raise
     guard.record_result(name, call, result, agent, ok=True)
     if isinstance(result, str | dict | list) or result is None:
