@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from loopfuse import Guard
 from loopfuse.adapters.google_adk import LoopfusePlugin
 
-from .test_google_adk import ScriptedLlm, call, responses, run, say
+from .test_google_adk import Plan, ScriptedLlm, call, responses, run, say
 
 USERS = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "ken", "lena"]
 
@@ -65,7 +65,7 @@ async def test_different_failures_are_not_the_same_error() -> None:
     async def answer_errors(tool: Any, args: Any, tool_context: Any, error: Exception) -> dict[str, Any]:
         return {"error": str(error)}
 
-    plan = [call("fetch", user=u) for u in USERS] + [say("done")]
+    plan: Plan = [*(call("fetch", user=u) for u in USERS), say("done")]
     agent = LlmAgent(
         name="main", model=ScriptedLlm(plan=plan), tools=[fetch], on_tool_error_callback=answer_errors
     )
@@ -80,7 +80,7 @@ async def test_an_invocations_state_goes_when_it_ends() -> None:
 
     guard = Guard()
     for _ in range(3):
-        plan = [call("lookup", q="a"), say("done")]
+        plan: Plan = [call("lookup", q="a"), say("done")]
         await run(
             LlmAgent(name="main", model=ScriptedLlm(plan=plan), tools=[lookup]), [LoopfusePlugin(guard)]
         )
