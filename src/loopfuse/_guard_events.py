@@ -4,6 +4,9 @@ per outage). Private: ``Guard`` is the public face."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Any
 
 from ._agents import agent_label
@@ -15,6 +18,12 @@ from .listeners import GuardListener
 from .stores.base import Outcome, StoreUnavailableError
 
 __all__ = ["GuardEvents", "log_name"]
+
+# The listener calls a block of ``listeners_after`` holds back, with the guard's events each
+# is for (the block may check through several guards); per thread and per asyncio task.
+_HELD: ContextVar[list[tuple[GuardEvents, str, tuple[Any, ...]]] | None] = ContextVar(
+    "loopfuse_held_listener_calls", default=None
+)
 
 
 class GuardEvents:
@@ -31,11 +40,34 @@ class GuardEvents:
         self._failed_breakers: set[str] = set()
 
     def notify(self, hook: str, *args: Any) -> None:
+        held = _HELD.get()
+        if held is not None:
+            held.append((self, hook, args))
+            return
+        self._call(hook, args)
+
+    def _call(self, hook: str, args: tuple[Any, ...]) -> None:
         for listener in self.listeners:
             try:
                 getattr(listener, hook)(*args)
             except Exception:
                 logger.exception("loopfuse: listener %r failed in %s", listener, hook)
+
+    @contextlib.contextmanager
+    def listeners_after(self) -> Iterator[None]:
+        """Listener calls made in the block wait until it ends: it holds a lock (a round's) that
+        a listener checking a call again would wait on forever."""
+        if _HELD.get() is not None:
+            yield
+            return
+        held: list[tuple[GuardEvents, str, tuple[Any, ...]]] = []
+        token = _HELD.set(held)
+        try:
+            yield
+        finally:
+            _HELD.reset(token)
+            for events, hook, args in held:
+                events._call(hook, args)
 
     def fail_open(self, reason: str, tool: str, agent: Any, *, checked: bool = True) -> None:
         self.stats.fail_open(reason, checked)

@@ -39,6 +39,9 @@ __all__ = ["Guard"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+_NO_HOLD = contextlib.nullcontext()
+
+
 class Guard(InvalidTurns, ResultReporting):
     """Decides, in code, whether an agent's next tool call may run.
 
@@ -144,9 +147,10 @@ class Guard(InvalidTurns, ResultReporting):
                 return self._allowed(tool)
             if round is not None:
                 deny = self._round_denial(call, args, agent)
-                return self._rounds.check(
-                    agent, round, call.key, lambda: self._decide(call, args, agent), deny
-                )
+                with self._listeners_after():  # the round's lock is held while deciding
+                    return self._rounds.check(
+                        agent, round, call.key, lambda: self._decide(call, args, agent), deny
+                    )
             return self._decide(call, args, agent)
         except Exception as exc:  # a caller's object raised where nothing else caught it
             return self._unexpected(exc, tool, agent)
@@ -159,6 +163,10 @@ class Guard(InvalidTurns, ResultReporting):
         if self._events.store_down:
             self._store_back()
         return self._decision(call, args, agent, outcome)
+
+    def _listeners_after(self) -> contextlib.AbstractContextManager[None]:
+        """Listener calls held back until the block ends, when the guard has listeners."""
+        return self._events.listeners_after() if self._events.listeners else _NO_HOLD
 
     def _round_denial(self, call: CallKey, args: Any, agent: Any) -> Callable[[Outcome], Decision]:
         return lambda outcome: self._decision(call, args, agent, outcome)
@@ -177,7 +185,8 @@ class Guard(InvalidTurns, ResultReporting):
             if round is not None:
                 deny = self._round_denial(call, args, agent)
                 decide = lambda: self._adecide(call, args, agent)  # noqa: E731
-                return await self._rounds.acheck(agent, round, call.key, decide, deny)
+                with self._listeners_after():
+                    return await self._rounds.acheck(agent, round, call.key, decide, deny)
             return await self._adecide(call, args, agent)
         except Exception as exc:  # a caller's object raised where nothing else caught it
             return self._unexpected(exc, tool, agent)

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import threading
+from collections.abc import Callable
+from typing import Any
 
+import pytest
+
+from loopfuse import Guard, GuardListener
 from loopfuse._rounds import Rounds
 from loopfuse.decision import Decision
 from tests.store_fixtures import GuardFactory
@@ -89,3 +95,40 @@ def test_the_rounds_of_idle_agents_go_as_their_state_does() -> None:
     for turn in range(256):
         rounds.check("live", turn, 9, lambda: ALLOWED, lambda outcome: ALLOWED)
     assert len(rounds) == 1
+
+
+class CheckingAgain(GuardListener):
+    """A listener that checks a call of another agent (or the same) from inside a hook."""
+
+    def __init__(self, other: dict[str, str]) -> None:
+        self.guard: Guard | None = None
+        self.other = other
+        self.heard = 0
+
+    def on_check(self, decision: Decision, agent: Any) -> None:
+        if self.guard is not None and self.heard < 50:
+            self.heard += 1
+            self.guard.check("read", {"path": "x"}, self.other[agent], round=self.heard)
+
+
+def finished(target: Callable[[], object], *more: Callable[[], object]) -> bool:
+    """Whether each target, run in a thread of its own, ends within 10 s (no deadlock)."""
+    threads = [threading.Thread(target=t, daemon=True) for t in (target, *more)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    return not any(thread.is_alive() for thread in threads)
+
+
+@pytest.mark.parametrize("agents", [{"a": "a"}, {"a": "b", "b": "a"}], ids=["same agent", "two agents"])
+def test_a_listener_that_checks_again_from_a_round_never_deadlocks(agents: dict[str, str]) -> None:
+    listener = CheckingAgain(agents)
+    guard = Guard(listeners=[listener])
+    listener.guard = guard
+    runs = [
+        lambda agent=agent: [guard.check("read", {"path": "y"}, agent, round=n) for n in range(20)]
+        for agent in agents
+    ]
+    assert finished(*runs)
+    assert listener.heard == 50
