@@ -49,7 +49,9 @@ class GuardEvents:
     def _call(self, hook: str, args: tuple[Any, ...]) -> None:
         for listener in self.listeners:
             try:
-                getattr(listener, hook)(*args)
+                method = getattr(listener, hook, None)  # a listener written before the hook existed
+                if method is not None:
+                    method(*args)
             except Exception:
                 logger.exception("loopfuse: listener %r failed in %s", listener, hook)
 
@@ -72,6 +74,8 @@ class GuardEvents:
     def fail_open(self, reason: str, tool: str, agent: Any, *, checked: bool = True) -> None:
         self.stats.fail_open(reason, checked)
         self.notify("on_fail_open", reason, tool, agent)
+        if checked:
+            self.notify("on_unjudged_check", reason, tool, agent)
 
     def denied(self, decision: Decision, agent: Any, denial: Denial, outcome: Outcome) -> None:
         """A denial: logged (and written to the incident log) the first time for its kind,

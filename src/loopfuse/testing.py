@@ -15,7 +15,7 @@ from .listeners import GuardListener
 
 __all__ = ["FakeClock", "Hook", "ListenerEvent", "RecordingListener"]
 
-Hook = Literal["on_check", "on_deny", "on_escalate", "on_fail_open"]
+Hook = Literal["on_check", "on_deny", "on_escalate", "on_fail_open", "on_unjudged_check"]
 
 
 class FakeClock:
@@ -72,3 +72,6 @@ class RecordingListener(GuardListener):
 
     def on_fail_open(self, reason: str, tool: str, agent: Any) -> None:
         self.events.append(ListenerEvent("on_fail_open", agent, reason=reason, tool=tool))
+
+    def on_unjudged_check(self, reason: str, tool: str, agent: Any) -> None:
+        self.events.append(ListenerEvent("on_unjudged_check", agent, reason=reason, tool=tool))

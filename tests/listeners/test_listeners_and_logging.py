@@ -99,3 +99,35 @@ def test_object_agent_is_logged_without_its_attribute_values(caplog: pytest.LogC
     guard.check("t", {}, session)
     assert "for agent <object>" in caplog.text
     assert CANARY not in caplog.text
+
+
+class FailOpens(GuardListener):
+    """Records ``on_fail_open`` and ``on_unjudged_check``, in order."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, str]] = []
+
+    def on_fail_open(self, reason: str, tool: str, agent: Any) -> None:
+        self.calls.append(("fail_open", reason, tool))
+
+    def on_unjudged_check(self, reason: str, tool: str, agent: Any) -> None:
+        self.calls.append(("unjudged_check", reason, tool))
+
+
+def test_on_unjudged_check_follows_on_fail_open_only_for_a_check() -> None:
+    listener = FailOpens()
+    guard = guard_with(listener)
+    guard.check("search", {"q": {1, 2}}, "w1")  # a check: allowed unjudged
+    guard.record_result("search", {"q": {1, 2}}, "r", "w1")  # a result: not a check
+    guard.note_invalid({"id": "x"})  # an invalid turn that cannot be keyed: not a check
+    guard.check("f", {}, {"id": "x"})  # a check
+    assert listener.calls == [
+        ("fail_open", "unserializable", "search"),
+        ("unjudged_check", "unserializable", "search"),
+        ("fail_open", "unserializable", "search"),
+        ("fail_open", "agent_identity", "<invalid turn>"),
+        ("fail_open", "agent_identity", "f"),
+        ("unjudged_check", "agent_identity", "f"),
+    ]
+    stats = guard.stats()
+    assert stats["checks"] == 2 and sum(stats["fail_open"].values()) == 4

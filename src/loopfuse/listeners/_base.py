@@ -13,7 +13,9 @@ class GuardListener:
     """Receives the guard's events. Exceptions raised by a hook are logged and ignored.
 
     ``agent`` is the identity the host passed to ``check``. No hook receives argument
-    values.
+    values. A check the guard could not judge calls ``on_fail_open`` then
+    ``on_unjudged_check`` (not ``on_check``); count ``on_check`` plus ``on_unjudged_check``
+    to get ``guard.stats()["checks"]``.
     """
 
     def on_check(self, decision: Decision, agent: Any) -> None:
@@ -29,3 +31,7 @@ class GuardListener:
 
     def on_fail_open(self, reason: str, tool: str, agent: Any) -> None:
         """When the guard allowed a call it could not judge (``reason`` says why)."""
+
+    def on_unjudged_check(self, reason: str, tool: str, agent: Any) -> None:
+        """Right after ``on_fail_open``, when that fail-open was a call's check (the call was
+        allowed unjudged); not for results, invalid turns or the incident log."""

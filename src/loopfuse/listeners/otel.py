@@ -4,7 +4,9 @@
     instrument(guard)          # uses the global meter provider; spans of the current context
 
 Metric attributes carry tool names, breaker kinds and fail-open reasons, never agent ids
-(unbounded cardinality) and never argument values.
+(unbounded cardinality) and never argument values. A model makes tool names up, so a name is
+cut to ``TOOL_SHOWN`` characters and, past ``MAX_TOOL_NAMES`` distinct names, recorded as
+``OTHER_TOOL``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise ImportError("loopfuse.listeners.otel needs OpenTelemetry: pip install 'loopfuse[otel]'") from exc
 
 from .. import __version__
+from .._shown import shown_tool
 from ..decision import Decision
 from ..guard import Guard
 from ..stores.memory import agent_label
@@ -26,8 +29,10 @@ __all__ = ["OpenTelemetryListener", "instrument"]
 
 SPAN_EVENT = "loopfuse.check"
 FAIL_OPEN_EVENT = "loopfuse.fail_open"
-# Fail-open reasons that happen outside a call's check (the check itself was counted).
-_NOT_A_CHECK = frozenset({"incident_log"})
+# Distinct tool names one listener records as metric attributes: each is a series of every
+# counter it appears in, and a model can make up any number. Past this, new names share OTHER_TOOL.
+MAX_TOOL_NAMES = 1000
+OTHER_TOOL = "(other)"
 
 
 class OpenTelemetryListener(GuardListener):
@@ -37,9 +42,11 @@ class OpenTelemetryListener(GuardListener):
     denied / fail_open), ``loopfuse.denials`` (``loopfuse.kind``, ``loopfuse.tool``),
     ``loopfuse.escalations`` (same; once per agent per run of denials, not on every denied
     call after escalation) and ``loopfuse.fail_open`` (``loopfuse.reason``,
-    ``loopfuse.tool``). With ``span_events`` each check adds a ``loopfuse.check`` event
-    to the span current in the caller's context, when that span is recording, and each
-    fail-open event a ``loopfuse.fail_open`` event.
+    ``loopfuse.tool``). ``loopfuse.tool`` is the name cut to ``TOOL_SHOWN`` characters, or
+    ``OTHER_TOOL`` for a name first seen after ``MAX_TOOL_NAMES`` others. With
+    ``span_events`` each check adds a ``loopfuse.check`` event to the span current in the
+    caller's context, when that span is recording, and each fail-open event a
+    ``loopfuse.fail_open`` event (their ``loopfuse.tool`` is cut, never ``OTHER_TOOL``).
     """
 
     def __init__(self, *, meter_provider: Any = None, span_events: bool = True) -> None:
@@ -53,26 +60,42 @@ class OpenTelemetryListener(GuardListener):
         self._fail_open = meter.create_counter(
             "loopfuse.fail_open", "{event}", "Calls allowed because the guard could not judge them"
         )
+        self._tools: set[str] = set()  # the names recorded as themselves
+
+    def _tool(self, tool: str) -> str:
+        """``tool`` as a metric attribute: cut, and ``OTHER_TOOL`` once the names are full.
+        Unlocked: racing threads may add a few names past the bound, never an unbounded number."""
+        shown = shown_tool(tool)
+        if shown in self._tools:
+            return shown
+        if len(self._tools) >= MAX_TOOL_NAMES:
+            return OTHER_TOOL
+        self._tools.add(shown)
+        return shown
 
     def on_check(self, decision: Decision, agent: Any) -> None:
         outcome = "allowed" if decision.allowed else "denied"
-        self._checks.add(1, {"loopfuse.tool": decision.tool, "loopfuse.outcome": outcome})
+        self._checks.add(1, {"loopfuse.tool": self._tool(decision.tool), "loopfuse.outcome": outcome})
         if self.span_events:
             self._span_event(decision, agent)
 
     def on_deny(self, decision: Decision, agent: Any, first: bool) -> None:
-        self._denials.add(1, _kind_attributes(decision))
+        self._denials.add(1, self._kind_attributes(decision))
 
     def on_escalate(self, decision: Decision, agent: Any) -> None:
-        self._escalations.add(1, _kind_attributes(decision))
+        self._escalations.add(1, self._kind_attributes(decision))
 
     def on_fail_open(self, reason: str, tool: str, agent: Any) -> None:
-        self._fail_open.add(1, {"loopfuse.reason": reason, "loopfuse.tool": tool})
-        if reason not in _NOT_A_CHECK:
-            self._checks.add(1, {"loopfuse.tool": tool, "loopfuse.outcome": "fail_open"})
+        self._fail_open.add(1, {"loopfuse.reason": reason, "loopfuse.tool": self._tool(tool)})
         span = trace.get_current_span()
         if self.span_events and span.is_recording():
-            span.add_event(FAIL_OPEN_EVENT, {"loopfuse.reason": reason, "loopfuse.tool": tool})
+            span.add_event(FAIL_OPEN_EVENT, {"loopfuse.reason": reason, "loopfuse.tool": shown_tool(tool)})
+
+    def on_unjudged_check(self, reason: str, tool: str, agent: Any) -> None:
+        self._checks.add(1, {"loopfuse.tool": self._tool(tool), "loopfuse.outcome": "fail_open"})
+
+    def _kind_attributes(self, decision: Decision) -> dict[str, str]:
+        return {"loopfuse.kind": decision.kind or "unknown", "loopfuse.tool": self._tool(decision.tool)}
 
     def _span_event(self, decision: Decision, agent: Any) -> None:
         span = trace.get_current_span()
@@ -80,12 +103,11 @@ class OpenTelemetryListener(GuardListener):
             span.add_event(SPAN_EVENT, _event_attributes(decision, agent))
 
 
-def _kind_attributes(decision: Decision) -> dict[str, str]:
-    return {"loopfuse.kind": decision.kind or "unknown", "loopfuse.tool": decision.tool}
-
-
 def _event_attributes(decision: Decision, agent: Any) -> dict[str, Any]:
-    attributes: dict[str, Any] = {"loopfuse.tool": decision.tool, "loopfuse.allowed": decision.allowed}
+    attributes: dict[str, Any] = {
+        "loopfuse.tool": shown_tool(decision.tool),
+        "loopfuse.allowed": decision.allowed,
+    }
     label = agent_label(agent)
     if isinstance(label, str):
         attributes["loopfuse.agent"] = label
