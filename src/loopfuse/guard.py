@@ -347,7 +347,8 @@ class Guard(InvalidTurns, ResultReporting):
             self._fail_open("store", tool, agent)
             return self._allowed(tool)
         self._stats.denial("store", False)
-        decision = Decision(False, tool, STORE_DENIED.format(tool=shown_tool(tool)), "store")
+        text = STORE_DENIED.format(tool=shown_tool(tool))
+        decision = Decision(self._shadow, tool, text, "store", shadow=self._shadow)  # shadow denies nothing
         self._notify("on_check", decision, agent)
         self._notify("on_deny", decision, agent, first)
         return decision

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import pytest
+import redis
 
 from loopfuse import Guard
 from tests.store_fixtures import RedisServer, unique_prefix
@@ -97,3 +98,25 @@ def test_paused_server_costs_at_most_the_timeout(own_redis: RedisServer, policy:
     wait_for_retry()
     assert allowed(guard, 2, {"path": "other"}) == [True, True]
     assert allowed(guard, 1, {"path": "other"}) == [False]
+
+
+@pytest.mark.parametrize("policy", ["allow", "deny"])
+def test_one_agents_key_of_another_type_is_that_agents_trouble_only(
+    own_redis: RedisServer, policy: str
+) -> None:
+    store = {"url": own_redis.url, "prefix": unique_prefix(), "on_store_error": policy}
+    guard = Guard.from_config({**LIMIT_2, "store": store})
+    assert allowed(guard, 2) == [True, True]
+    redis.Redis.from_url(own_redis.url).set(f"{store['prefix']}{{broken}}:s", "not a hash")
+    broken = guard.check("read", SECRET, "broken")
+    assert (broken.allowed, broken.kind) == ((True, None) if policy == "allow" else (False, "store"))
+    after = [guard.check("read", SECRET, "a") for _ in range(2)]
+    assert [(d.allowed, d.kind) for d in after] == [(False, "duplicate")] * 2  # "a" is judged as before
+
+
+def test_shadow_mode_denies_nothing_when_the_store_fails(own_redis: RedisServer) -> None:
+    store = {"url": own_redis.url, "prefix": unique_prefix(), "on_store_error": "deny", "timeout": 0.25}
+    guard = Guard.from_config({**LIMIT_2, "mode": "shadow", "store": store})
+    own_redis.stop()
+    decision = guard.check("read", SECRET, "a")
+    assert (decision.allowed, decision.kind, decision.shadow) == (True, "store", True)

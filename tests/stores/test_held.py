@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -38,3 +40,38 @@ def test_results_a_failed_round_trip_sent_are_reported_lost_not_held_again() -> 
         raise OSError("reset")
     assert results.agents() == []
     assert lost == [("fetch", "a")]
+
+
+def test_a_round_trip_never_waits_for_one_its_own_thread_has_in_flight() -> None:
+    """An event loop's task carries the agent's results and awaits Redis; the loop's thread
+    then makes a sync call for the agent (or exits): waiting would never end."""
+    results = HeldResults(60.0, lambda agent: None)
+    results.add("a", _held(b"1"))
+    in_flight = results.carrying("a")  # started, not landed: its task awaits the reply
+    with in_flight as carried:
+        assert [h.arg for h in carried] == [b"1"]
+        results.add("a", _held(b"2"))
+        with results.carrying("a") as second:  # the same thread: goes at once, carrying nothing
+            assert second == []
+    with results.carrying("a") as carried:  # the result held meanwhile goes with the next trip
+        assert [h.arg for h in carried] == [b"2"]
+
+
+def test_a_round_trip_waits_for_another_threads_flight_a_bounded_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("loopfuse.stores.redis_held.FLIGHT_PATIENCE", 0.2)
+    results = HeldResults(60.0, lambda agent: None)
+    results.add("a", _held(b"1"))
+    started = threading.Event()
+
+    def never_lands() -> None:
+        results.carrying("a").__enter__()  # a thread whose round trip never ends
+        started.set()
+
+    threading.Thread(target=never_lands, daemon=True).start()
+    assert started.wait(5)
+    begun = time.monotonic()
+    with results.carrying("a") as carried:
+        assert carried == []
+    assert 0.2 <= time.monotonic() - begun < 5

@@ -19,7 +19,7 @@ from typing import Any, cast
 
 try:
     from redis.exceptions import ConnectionError as RedisConnectionError
-    from redis.exceptions import MaxConnectionsError, RedisError
+    from redis.exceptions import MaxConnectionsError, RedisError, ResponseError
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("the Redis store needs redis-py: pip install 'loopfuse[redis]'") from exc
 
@@ -320,8 +320,9 @@ class RedisStore:
 
     def _failed(self, exc: BaseException) -> StoreUnavailableError:
         """Redis could not answer: checks fail at once for ``retry_interval`` seconds, except
-        when only the wait for a free connection ran out (load, not an outage)."""
-        if not _pool_exhausted(exc):
+        when only the wait for a free connection ran out (load, not an outage) or one agent's
+        key holds another type (someone else's key under the prefix: that agent's trouble)."""
+        if not _pool_exhausted(exc) and not _wrong_type(exc):
             self._retry_at = time.monotonic() + self.retry_interval
         return StoreUnavailableError(f"{self.url}: {type(exc).__name__}: {exc}")
 
@@ -399,6 +400,11 @@ def _pool_exhausted(exc: BaseException) -> bool:
     if isinstance(exc, MaxConnectionsError):
         return True
     return isinstance(exc, RedisConnectionError) and str(exc) == "No connection available."
+
+
+def _wrong_type(exc: BaseException) -> bool:
+    """Redis answered that a key of the agent's holds another type of value."""
+    return isinstance(exc, ResponseError) and "WRONGTYPE" in str(exc)
 
 
 def _glob_escape(text: str) -> str:

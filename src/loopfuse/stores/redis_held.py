@@ -30,6 +30,7 @@ __all__ = ["FLIGHT_WAIT", "OVERALL", "PER_AGENT", "Flight", "Held", "HeldResults
 PER_AGENT = 16  # as many as the guard awaits (parallel calls of one turn)
 OVERALL = 1024
 FLIGHT_WAIT = 5.0  # seconds between two looks at another round trip carrying an agent's results
+FLIGHT_PATIENCE = 30.0  # seconds a round trip waits for one in flight; then it goes without results
 LINGER = 5.0  # an idle flusher thread ends after this long without results to send
 
 _LIVE: weakref.WeakSet[HeldResults] = weakref.WeakSet()
@@ -69,7 +70,7 @@ class HeldResults:
         self._ticking = threading.Condition(self._lock)  # the flusher thread waits on it
         self._landing = threading.Condition(self._lock)  # round trips wait on it for a flight
         self._held: dict[str, tuple[float, list[Held]]] = {}  # oldest first: the order of arrival
-        self._flying: set[str] = set()
+        self._flying: dict[str, int] = {}  # each agent's flight, by the thread that started it
         self._waiting = 0  # round trips waiting for a flight to land (notify_all costs ~1 us even for none)
         self._count = 0
         self._thread: threading.Thread | None = None
@@ -105,26 +106,36 @@ class HeldResults:
     def carrying(self, agent_id: str) -> Flight:
         """The agent's held results for one round trip (a context manager), which the agent's
         later round trips wait for; reported lost if it fails (``StoreUnavailableError``, or
-        anything else)."""
+        anything else). A round trip goes without them, leaving them held, when the one in
+        flight was started by this very thread (an event loop's task, while the loop's thread
+        makes a sync call or exits: it cannot land while this waits) or after
+        ``FLIGHT_PATIENCE``."""
+        deadline = time.monotonic() + FLIGHT_PATIENCE
         with self._lock:
             while agent_id in self._flying:
-                self._wait_for_flight()
+                left = deadline - time.monotonic()
+                if self._flying[agent_id] == threading.get_ident() or left <= 0:
+                    return Flight(self, agent_id, [])  # it cannot land while this thread waits
+                self._wait_for_flight(left)
             return Flight(self, agent_id, self._take(agent_id))
 
-    def _wait_for_flight(self) -> None:
+    def _wait_for_flight(self, at_most: float = FLIGHT_WAIT) -> None:
         """Wait (under the lock) for a round trip to land, ``FLIGHT_WAIT`` seconds at most."""
         self._waiting += 1
         try:
-            self._landing.wait(FLIGHT_WAIT)
+            self._landing.wait(min(at_most, FLIGHT_WAIT))
         finally:
             self._waiting -= 1
 
     async def acarrying(self, agent_id: str) -> Flight:
         """``carrying`` for a coroutine: another round trip is waited for in a thread."""
+        deadline = time.monotonic() + FLIGHT_PATIENCE
         while True:
             with self._lock:
                 if agent_id not in self._flying:
                     return Flight(self, agent_id, self._take(agent_id))
+                if time.monotonic() > deadline:
+                    return Flight(self, agent_id, [])
             await asyncio.to_thread(self._wait_landing, agent_id)
 
     def _wait_landing(self, agent_id: str) -> None:
@@ -138,14 +149,14 @@ class HeldResults:
         if entry is None:
             return []
         self._count -= len(entry[1])
-        self._flying.add(agent_id)
+        self._flying[agent_id] = threading.get_ident()
         return entry[1]
 
     def _landed(self, agent_id: str, held: list[Held], failure: StoreUnavailableError | None) -> None:
         """The round trip carrying ``held`` is over: the agent's next may go; lost ones are reported."""
         if held:
             with self._lock:
-                self._flying.discard(agent_id)
+                self._flying.pop(agent_id, None)
                 if self._waiting:
                     self._landing.notify_all()
         if failure is not None and self._lost is not None:
@@ -159,7 +170,7 @@ class HeldResults:
             entry = self._entry(agent_id)
             entry[1][:0] = held
             self._count += len(held)
-            self._flying.discard(agent_id)
+            self._flying.pop(agent_id, None)
             if self._waiting:
                 self._landing.notify_all()
 
