@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -301,8 +302,6 @@ def test_next_due_says_when_to_poll_again(log: Path, clock: FakeClock) -> None:
 
 
 async def test_run_loop_awaits_async_callbacks(log: Path) -> None:
-    import asyncio
-
     seen: list[tuple[str, str]] = []
 
     async def interrupt(agent: str) -> None:
@@ -365,3 +364,36 @@ def test_delivered_from_other_threads_while_polling(log: Path, clock: FakeClock)
     sup.poll()
     interrupted = {c[1] for c in host.calls if c[0] == "interrupt"}
     assert interrupted == {f"w{i}" for i in range(1, 200, 2)}
+
+
+async def test_stop_before_the_run_loop_starts_ends_it_at_once(log: Path) -> None:
+    sup = opened(Supervisor(log))
+    task = asyncio.create_task(sup.run(interval=0.05))
+    sup.stop()  # the task has not started yet
+    await asyncio.wait_for(task, 1)
+    again = asyncio.create_task(sup.run(interval=0.01))  # a stopped supervisor can run again
+    await asyncio.sleep(0.05)
+    assert not again.done()
+    sup.stop()
+    await asyncio.wait_for(again, 1)
+
+
+@pytest.mark.parametrize("grace", [float("nan"), float("inf"), float("-inf"), -1.0])
+def test_grace_that_is_not_a_finite_number_of_seconds_is_refused(log: Path, grace: float) -> None:
+    with pytest.raises(
+        ValueError, match=rf"grace must be a finite number of seconds at least 0, got {grace!r}"
+    ):
+        Supervisor(log, grace=grace)
+    with pytest.raises(ValueError, match="grace"):
+        SupervisorPolicy(grace)
+
+
+@pytest.mark.parametrize("interval", [float("nan"), float("inf"), 0.0, -1.0])
+async def test_run_interval_that_is_not_a_number_of_seconds_above_zero_is_refused(
+    log: Path, interval: float
+) -> None:
+    sup = opened(Supervisor(log))
+    with pytest.raises(
+        ValueError, match=rf"interval must be a finite number of seconds above 0, got {interval!r}"
+    ):
+        await asyncio.wait_for(sup.run(interval=interval), 1)

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
+from typing import TypeVar
 
 from loopfuse.incident_reader import IncidentReader
 
 from .conftest import append, incident_line
+
+T = TypeVar("T")
 
 
 def agents(records: list[dict[str, object]]) -> list[object]:
@@ -127,3 +133,75 @@ def test_a_path_that_cannot_be_opened_reads_empty_and_error_says_why(log: Path) 
         log.rmdir()
         append(log, incident_line("a"))
         assert agents(reader.read()) == ["a"] and reader.error is None
+
+
+def test_truncated_and_regrown_to_the_same_length_before_the_next_read_is_read_again(log: Path) -> None:
+    append(log, incident_line("a"))
+    with IncidentReader(log) as reader:
+        assert agents(reader.read()) == ["a"]
+        with open(log, "r+b") as fh:  # copytruncate rotation
+            fh.truncate(0)
+        append(log, incident_line("b"))  # same length: the file is as long as the offset again
+        assert agents(reader.read()) == ["b"]
+        append(log, incident_line("c"))
+        assert agents(reader.read()) == ["c"]
+
+
+def test_truncated_and_regrown_past_the_offset_is_read_from_its_start(log: Path) -> None:
+    append(log, incident_line("old"))
+    with IncidentReader(log, from_start=False) as reader:
+        with open(log, "r+b") as fh:  # before the first read: the offset is where it opened
+            fh.truncate(0)
+        append(log, incident_line("a") + incident_line("b"))
+        assert agents(reader.read()) == ["a", "b"]
+        append(log, incident_line("c")[:9])  # a partial line, dropped with the rest
+        assert reader.read() == []
+        with open(log, "r+b") as fh:
+            fh.truncate(0)
+        append(log, "".join(incident_line(f"new-{i}") for i in range(5)))
+        assert agents(reader.read()) == [f"new-{i}" for i in range(5)]
+        assert reader.skipped == 0
+
+
+def test_an_unchanged_file_is_not_read_again(log: Path) -> None:
+    append(log, "".join(incident_line(f"a{i}") for i in range(100)))  # longer than the bytes compared
+    with IncidentReader(log) as reader:
+        assert len(reader.read()) == 100
+        append(log, incident_line("b"))
+        assert agents(reader.read()) == ["b"]
+        assert reader.read() == []
+
+
+def test_a_fifo_is_never_opened_and_reads_empty_with_an_error(log: Path) -> None:
+    os.mkfifo(log)  # opening a FIFO for reading blocks until a writer opens it
+    done = run_in_thread(lambda: IncidentReader(log))
+    with done.result(timeout=5) as reader:
+        assert reader.read() == []
+        assert isinstance(reader.error, OSError) and "not a regular file" in str(reader.error)
+
+
+def test_a_log_rotated_into_a_fifo_reads_empty_then_the_next_file(log: Path) -> None:
+    append(log, incident_line("a"))
+    with IncidentReader(log) as reader:
+        assert agents(reader.read()) == ["a"]
+        os.rename(log, log.with_suffix(".1"))
+        os.mkfifo(log)
+        assert run_in_thread(reader.read).result(timeout=5) == []
+        assert reader.error is not None and "not a regular file" in str(reader.error)
+        log.unlink()
+        append(log, incident_line("b"))
+        assert agents(reader.read()) == ["b"] and reader.error is None
+
+
+def run_in_thread(call: Callable[[], T]) -> Future[T]:
+    """``call`` on a daemon thread: a call that blocks fails the test at ``result(timeout)``."""
+    future: Future[T] = Future()
+
+    def target() -> None:
+        try:
+            future.set_result(call())
+        except Exception as exc:  # reported through the future
+            future.set_exception(exc)
+
+    threading.Thread(target=target, daemon=True).start()
+    return future

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,6 +13,8 @@ __all__ = ["IncidentReader"]
 
 _CHUNK = 1 << 20
 _MAX_PARTIAL = 1 << 20
+_TAIL = 4096  # bytes before the offset compared on each read to notice a rewrite in place
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 
 class IncidentReader:
@@ -19,10 +23,12 @@ class IncidentReader:
     Keeps the file open at an offset, so each ``read`` costs only what was appended.
     When the path is rotated (renamed or deleted and re-created) the rest of the old
     file is read first, then the new file from its start; when the file is truncated
-    in place, reading restarts at its start. A last line without its newline is kept
-    until the rest arrives. Lines that are not JSON objects are skipped and counted.
-    A file that exists but cannot be opened (a folder, no permission) reads as empty;
-    ``error`` tells why.
+    in place, reading restarts at its start, even when it has grown past the offset
+    again (the last bytes read are compared with what the file now holds there).
+    A last line without its newline is kept until the rest arrives. Lines that are not
+    JSON objects are skipped and counted. A path that exists but is not a regular file
+    that can be opened (a folder, a FIFO, a device, no permission) reads as empty, and
+    is never opened in a way that blocks; ``error`` tells why.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, from_start: bool = True) -> None:
@@ -34,6 +40,7 @@ class IncidentReader:
         self._file: Any = None
         self._ino: tuple[int, int] | None = None
         self._partial = b""
+        self._tail = b""  # the last bytes before the offset, as read
         self._open(at_end=not from_start)
 
     def read(self) -> list[dict[str, Any]]:
@@ -65,7 +72,7 @@ class IncidentReader:
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
-        self._file, self._ino, self._partial = None, None, b""
+        self._file, self._ino, self._partial, self._tail = None, None, b"", b""
 
     def __enter__(self) -> IncidentReader:
         return self
@@ -75,7 +82,7 @@ class IncidentReader:
 
     def _open(self, *, at_end: bool) -> bool:
         try:
-            self._file = open(self.path, "rb")  # noqa: SIM115 - kept open across reads
+            fd = _open_regular(self.path)
         except FileNotFoundError:
             self.error = None  # not created yet (or rotated away): wait for it
             return False
@@ -83,10 +90,12 @@ class IncidentReader:
             self.error = exc
             return False
         self.error = None
-        st = os.fstat(self._file.fileno())
+        self._file = os.fdopen(fd, "rb", buffering=0)  # unbuffered: each read sees the file as it is now
+        st = os.fstat(fd)
         self._ino = (st.st_dev, st.st_ino)
         if at_end:
-            self._file.seek(st.st_size)
+            self._file.seek(max(0, st.st_size - _TAIL))
+            self._tail = self._file.read(min(st.st_size, _TAIL))
         return True
 
     def _rotated(self) -> bool:
@@ -98,15 +107,27 @@ class IncidentReader:
 
     def _drain(self) -> tuple[list[dict[str, Any]], bool]:
         """Records from the offset on (bounded), and whether the end of the file was reached."""
-        if os.fstat(self._file.fileno()).st_size < self._file.tell():
-            self._file.seek(0)  # truncated in place
-            self._partial = b""
+        if self._rewritten():
+            self._file.seek(0)  # truncated in place (copytruncate), perhaps regrown since
+            self._partial, self._tail = b"", b""
         chunk = self._file.read(_CHUNK)
+        self._tail = (self._tail + chunk[-_TAIL:])[-_TAIL:]
         complete, _, self._partial = (self._partial + chunk).rpartition(b"\n")
         if len(self._partial) > _MAX_PARTIAL:
             self._partial, self.skipped = b"", self.skipped + 1
         records = self._parse(complete.split(b"\n")) if complete else []
         return records, len(chunk) < _CHUNK
+
+    def _rewritten(self) -> bool:
+        """Whether the file is now shorter than the offset, or holds other bytes just before
+        it than were read there: one ``fstat`` and one small read, however long the file."""
+        offset = self._file.tell()
+        if os.fstat(self._file.fileno()).st_size < offset:
+            return True
+        if not self._tail:
+            return False
+        self._file.seek(offset - len(self._tail))
+        return bool(self._file.read(len(self._tail)) != self._tail)
 
     def _finish_partial(self) -> list[dict[str, Any]]:
         rest, self._partial = self._partial, b""
@@ -126,3 +147,25 @@ class IncidentReader:
             else:
                 self.skipped += 1
         return records
+
+
+def _open_regular(path: str) -> int:
+    """A descriptor for reading ``path``, opened without blocking; OSError unless a regular file.
+
+    ``stat`` first, so a FIFO is never opened (that would release a writer waiting to open it),
+    then ``fstat`` on the descriptor in case the path was replaced in between."""
+    _check_regular(path, os.stat(path).st_mode)
+    fd = os.open(path, _FLAGS)
+    try:
+        _check_regular(path, os.fstat(fd).st_mode)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _check_regular(path: str, mode: int) -> None:
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+    if not stat.S_ISREG(mode):
+        raise OSError(errno.EINVAL, "not a regular file (a FIFO, socket or device)", path)

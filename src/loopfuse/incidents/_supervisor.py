@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import math
 import os
 import threading
 import time
@@ -127,8 +128,7 @@ class SupervisorPolicy:
     """
 
     def __init__(self, grace: float = DEFAULT_GRACE, *, can_redispatch: bool = True) -> None:
-        if grace < 0:
-            raise ValueError(f"grace must be at least 0 seconds, got {grace!r}")
+        _check_seconds("grace", grace, above_zero=False)
         self.grace = grace
         self.can_redispatch = can_redispatch
         self._runs: dict[str, _Run] = {}
@@ -284,14 +284,21 @@ class Supervisor:
         return done
 
     async def run(self, interval: float = 1.0) -> None:
-        """Poll until ``stop()`` or cancellation, sleeping at most ``interval`` seconds."""
-        self._stopping = False
-        while not self._stopping:
-            await self.apoll()
-            wait = self.policy.next_due(self._clock())
-            await asyncio.sleep(interval if wait is None else min(interval, max(wait, 0.01)))
+        """Poll until ``stop()`` or cancellation, sleeping at most ``interval`` seconds.
+
+        A ``stop()`` made before the loop starts ends it at once; each end of the loop
+        clears the request, so the supervisor can be run again."""
+        _check_seconds("interval", interval, above_zero=True)
+        try:
+            while not self._stopping:
+                await self.apoll()
+                wait = self.policy.next_due(self._clock())
+                await asyncio.sleep(interval if wait is None else min(interval, max(wait, 0.01)))
+        finally:
+            self._stopping = False
 
     def stop(self) -> None:
+        """End ``run`` when its current poll and sleep are over, or at once if it has not started yet."""
         self._stopping = True
 
     def close(self) -> None:
@@ -336,6 +343,13 @@ class Supervisor:
         else:
             assert action.note is not None
             self.gaps.append(self.policy.gave_up(action.agent, action.note, self._clock()))
+
+
+def _check_seconds(name: str, value: float, *, above_zero: bool) -> None:
+    """ValueError unless ``value`` is a finite number of seconds, at least 0 (above 0 if asked)."""
+    if not math.isfinite(value) or value < 0 or (above_zero and value == 0):
+        allowed = "above 0" if above_zero else "at least 0"
+        raise ValueError(f"{name} must be a finite number of seconds {allowed}, got {value!r}")
 
 
 def _settled(result: Any, action: Action) -> Any:
