@@ -60,6 +60,8 @@ def test_a_guards_scripts_hold_only_its_breakers_fragments() -> None:
             "aw",
             "pend",
             "lr",
+            "tid",
+            "trep",
             "et",
             "ek",
             "es",

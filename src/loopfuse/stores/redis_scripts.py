@@ -19,6 +19,8 @@ sent as bytes; the scripts only compare.
 from __future__ import annotations
 
 import hashlib
+import itertools
+import os
 import re
 import struct
 from importlib import resources
@@ -44,7 +46,7 @@ __all__ = [
 ]
 
 SUPPORTED_KINDS = tuple(kind for kind, cls in REGISTRY.items() if cls.lua == "fragment")
-_DRIVER_FIELDS = ("calls", "denials", "puts", "aw", "pend", "lr")  # decide.lua's and observe.lua's own
+_DRIVER_FIELDS = ("calls", "denials", "puts", "aw", "pend", "lr", "tid", "trep")  # the drivers' own
 _FIELDS_LINE = re.compile(r"^-- fields:(.*)$", re.MULTILINE)
 _OPS_LINE = re.compile(r"^-- ops:(.*)$", re.MULTILINE)
 _OPS = ("check", "refused", "record", "observe", "touch")
@@ -52,6 +54,9 @@ _FIELD_NAME = re.compile(r"[A-Za-z0-9_:]+")
 _FIELD_REF = re.compile(r"\bF(?:\.([A-Za-z_]\w*)|\['([^']+)'\])")
 _FIELD_PUT = re.compile(r"\bput\('([^']+)'")
 _UNSENT = b""  # a near-duplicate key not computed (the guard has seen no result yet)
+_TRIP_ID = struct.Struct(">QQ")  # a round trip's id: this process's random number, a count
+_PROCESS = int.from_bytes(os.urandom(8))
+_TRIPS = itertools.count()
 _TOOLS_KEPT = 1024
 # A result's fixed fields as lua/observe.lua reads them: call key, result digest, their pair key,
 # '0' for a failure (else '1'), error digest, near key, its pair key, the full digest's length.
@@ -158,8 +163,9 @@ class ScriptSet:
 
     @staticmethod
     def carrying(args: list[Any], results: list[bytes]) -> list[Any]:
-        """``args`` followed by the held ``results`` and their count (``lua/pending.lua``)."""
-        return [*args, *results, len(results)]
+        """``args``, the round trip's id (unique: a retry of it is answered, not run again),
+        then the held ``results`` and their count (``lua/pending.lua``)."""
+        return [*args, _TRIP_ID.pack(_PROCESS, next(_TRIPS)), *results, len(results)]
 
     def _error_scope(self, call: CallKey) -> bytes:
         """What a run of same errors belongs to (the scripts' "tool"): the tool, or for a

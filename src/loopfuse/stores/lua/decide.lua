@@ -63,8 +63,9 @@ for _, b in ipairs(breakers) do
       local p = find_record(pending, key, RECORD)
       if p then put('pend', string.sub(pending, 1, p - 1) .. string.sub(pending, p + RECORD)) end
     end
+    local reply = answered({kind, count, limit, first, denials + 1, rule or ''})
     touch()
-    return {kind, count, limit, first, denials + 1, rule or ''}
+    return reply
   end
 end
 
@@ -79,5 +80,6 @@ if puts == 0 then
 else
   put('pend', awaiting(F.pend or '', key, calls, PENDING))
 end
+answered(warning or 0)
 touch()
 return warning or 0
