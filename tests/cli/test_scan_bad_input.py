@@ -177,3 +177,18 @@ def test_an_html_report_that_cannot_be_written_is_a_usage_error(cli: CLI, tmp_pa
         2,
         f"loopfuse: cannot write the HTML report to {tmp_path / where}\n",
     )
+
+
+def test_an_html_report_of_text_that_is_not_valid_unicode_is_written(cli: CLI, tmp_path: Path) -> None:
+    """Lone surrogates (JSON escapes of undecodable bytes) in a session's names: the report
+    shows them as U+FFFD; a report that cannot be written never leaves one cut short."""
+    rows = [{"meta": {"id": "run\\ud800"}}] + [
+        {"step": n, "tool": "t\\udfff", "args": {}, "ok": True, "output_excerpt": "x", "agent": "a"}
+        for n in range(8)
+    ]
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps(r).replace("\\\\u", "\\u") + "\n" for r in rows))
+    report = tmp_path / "report.html"
+    done = cli("scan", str(tmp_path / "s.jsonl"), "--html", str(report))
+    assert done.returncode == 0, done.stderr
+    assert "run\ufffd" in report.read_text(encoding="utf-8")
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []

@@ -177,4 +177,24 @@ def _write_html(
         skipped_files=[(s["path"], s["reason"]) for s in skipped_list(tally, root)],
         root=root_label(root),
     )
-    Path(target).write_text(page, encoding="utf-8")
+    _write_whole(Path(target), page)
+
+
+def _utf8(text: str) -> bytes:
+    """``text`` in UTF-8, each lone surrogate as U+FFFD."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
+
+
+def _write_whole(target: Path, page: str) -> None:
+    """``page`` at ``target``, written beside it and then renamed: a report is whole or not
+    there, never a report cut short over the last one. Text that is not valid Unicode (a lone
+    surrogate, from undecodable bytes in a session) shows as U+FFFD."""
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_bytes(_utf8(page))
+        os.replace(temporary, target)
+    finally:
+        temporary.unlink(missing_ok=True)
