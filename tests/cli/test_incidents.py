@@ -29,14 +29,23 @@ def cli_env() -> dict[str, str]:
 
 
 def incidents(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return loopfuse("incidents", *args, cwd=cwd)
+
+
+def loopfuse(
+    *args: str, cwd: Path | None = None, user: int | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``loopfuse ARGS`` run as the user sees it, bounded in time."""
     return subprocess.run(
-        [sys.executable, "-m", "loopfuse.cli", "incidents", *args],
+        [sys.executable, "-m", "loopfuse.cli", *args],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
         env=cli_env(),
         preexec_fn=_interruptible,
         cwd=cwd,
+        user=user,
+        check=False,
     )
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_incidents import TIMEOUT, cli_env
+from tests.cli.test_incidents import cli_env, loopfuse
 
 NOBODY = 65534
 
@@ -36,15 +36,7 @@ def loopfuse_unprivileged(*args: str) -> subprocess.CompletedProcess[str]:
         if not _nobody_runs_loopfuse():
             pytest.skip("running as root, and user nobody cannot run loopfuse from this checkout")
         user = NOBODY
-    return subprocess.run(
-        [sys.executable, "-m", "loopfuse.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        env=cli_env(),
-        user=user,
-        check=False,
-    )
+    return loopfuse(*args, user=user)
 
 
 def _nobody_runs_loopfuse() -> bool:
