@@ -18,6 +18,7 @@ from ._overrides import Overrides, allow_next_logged, paused_logged
 from ._result_reporting import ResultReporting
 from ._rounds import Rounds
 from ._shown import TOOL_SHOWN, shown_tool
+from ._store_lifecycle import StoreLifecycle
 from ._untrusted import BAD_TOOL, tool_name
 from ._wrapping import CURRENT_SESSION, guarded, wrapped_tool
 from .breakers import Breaker
@@ -29,7 +30,7 @@ from .checks import check_store_policy
 from .config import GuardConfig, find_config_file, in_file, load_config_file, parse_config
 from .decision import Decision, Denial
 from .identity import CallIdentity
-from .incidents import IncidentLog, logger
+from .incidents import IncidentLog
 from .listeners import GuardListener
 from .stores import open_store, store_spec
 from .stores.base import Outcome, Store, StoreUnavailableError
@@ -42,7 +43,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 _NO_HOLD = contextlib.nullcontext()
 
 
-class Guard(InvalidTurns, ResultReporting):
+class Guard(InvalidTurns, ResultReporting, StoreLifecycle):
     """Decides, in code, whether an agent's next tool call may run.
 
     Breakers are evaluated in the order of ``loopfuse.breakers.registry.REGISTRY``: the call
@@ -245,56 +246,6 @@ class Guard(InvalidTurns, ResultReporting):
         if tool is None or (type(tool) is str and not tool):  # no tool.__eq__
             tool = wrapped_tool(fn)
         return guarded(fn, self, tool, agent)
-
-    def forget(self, agent: Any) -> None:
-        """Drop everything the guard keeps for ``agent``."""
-        self._rounds.forget(agent)
-        try:
-            self._store.forget(agent)
-        except AgentIdentityError:
-            return  # an agent the store cannot key has no state there
-        except StoreUnavailableError as exc:
-            logger.warning("loopfuse: could not forget an agent: %s", exc)
-
-    async def aforget(self, agent: Any) -> None:
-        """``forget`` for async hosts (the Redis store never blocks the event loop). A store
-        written before ``aforget`` existed is asked with its ``forget``."""
-        self._rounds.forget(agent)
-        aforget = getattr(self._store, "aforget", None)
-        try:
-            if aforget is None:
-                self._store.forget(agent)
-            else:
-                await aforget(agent)
-        except AgentIdentityError:
-            return
-        except StoreUnavailableError as exc:
-            logger.warning("loopfuse: could not forget an agent: %s", exc)
-
-    def flush(self) -> None:
-        """Send the results the store holds back, now. A Redis store sends each reported result
-        with the agent's next check (one round trip per tool call), or after ``[store]
-        result_flush_delay`` seconds without one: flush before another process must see them.
-        Nothing to do on ``memory://``. Never raises: a result the store cannot take is counted
-        in ``stats()["fail_open"]["store"]``, as by ``record_result``."""
-        flush = getattr(self._store, "flush", None)  # a store object written before flush existed
-        if flush is not None:
-            flush()
-
-    async def aflush(self) -> None:
-        """``flush`` from async code (on Redis, on the asyncio client)."""
-        aflush = getattr(self._store, "aflush", None)
-        if aflush is not None:
-            await aflush()
-
-    def close(self) -> None:
-        """Send the held results (``flush``) and release the store's connections (a Redis
-        store's pool); the guard is unusable after."""
-        self._store.close()
-
-    async def aclose(self) -> None:
-        """``close`` from async code: also closes the asyncio connections ``acheck`` opened."""
-        await self._store.aclose()
 
     def stats(self) -> dict[str, Any]:
         """Counters: checks, allowed, skipped, denials by kind, fail-open events, agents."""

@@ -354,3 +354,13 @@ def test_importing_loopfuse_imports_no_analysis_module() -> None:
     code = "import sys, loopfuse\nprint(sorted(m for m in sys.modules if m.startswith('loopfuse.analysis')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_every_module_stays_near_the_400_line_guideline() -> None:
+    """The code style keeps modules under about 400 lines: past 420, split the module."""
+    long = {
+        str(path.relative_to(SRC)): n
+        for path in SRC.rglob("*.py")
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > 420
+    }
+    assert long == {}

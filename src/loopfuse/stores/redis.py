@@ -23,13 +23,13 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("the Redis store needs redis-py: pip install 'loopfuse[redis]'") from exc
 
-from .._agents import AgentIdentityError, agent_name
 from .._calls import CallKey
 from .._state import ToolResult
 from ..checks import redacted
 from ..decision import Denial, Kind
 from ..errors import ConfigError
 from .base import ALLOWED, Outcome, StoreSpec, StoreUnavailableError
+from .redis_agents import agent_id, glob_escape
 from .redis_held import Held, HeldResults
 from .redis_io import AsyncClientIO, AsyncWireIO, async_io_for, io_for, open_async_io, open_io
 from .redis_scripts import INVALID_SCRIPT, SUPPORTED_KINDS, ScriptSet, supported_breakers
@@ -38,24 +38,6 @@ from .redis_wire import Script
 __all__ = ["SUPPORTED_KINDS", "RedisStore", "agent_id", "redacted"]
 
 _NEAR_WANTED = 1  # decide.lua's reply: send the call again with its near-duplicate key
-
-
-def agent_id(agent: Any) -> str:
-    """The string that names ``agent`` in Redis (``loopfuse._agents.agent_name``);
-    ``AgentIdentityError`` (a ``ConfigError``) when it has none, or one no key can hold (not
-    valid UTF-8: a lone surrogate): the guard fails open."""
-    name = agent_name(agent)
-    if name is not None and (name.isascii() or _utf8(name)):
-        return name
-    if name is not None:
-        raise AgentIdentityError(
-            f"agent = <{type(agent).__name__}> cannot be keyed in the Redis store: its name is not valid UTF-8"
-        )
-    raise AgentIdentityError(
-        f"agent = <{type(agent).__name__}> cannot be keyed in the Redis store: state shared "
-        "by several processes needs a name every process agrees on, so pass a non-empty string "
-        "id (agent='run-42') or an object with a string attribute id, agent_id, session_id or name"
-    )
 
 
 class RedisStore:
@@ -352,7 +334,7 @@ class RedisStore:
     def agent_count(self) -> int:
         """Agents with state under this prefix (a SCAN: costs one pass over the keyspace of
         the node the client talks to); 0 when Redis cannot be reached."""
-        pattern = _glob_escape(self._key_prefix) + "{*}:s"
+        pattern = glob_escape(self._key_prefix) + "{*}:s"
         try:
             return self._io.count(pattern)
         except (RedisError, OSError):
@@ -382,14 +364,6 @@ def _carried(held: list[Held]) -> list[Any]:
     return ScriptSet.carrying([], [h.arg for h in held])
 
 
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -405,7 +379,3 @@ def _pool_exhausted(exc: BaseException) -> bool:
 def _wrong_type(exc: BaseException) -> bool:
     """Redis answered that a key of the agent's holds another type of value."""
     return isinstance(exc, ResponseError) and "WRONGTYPE" in str(exc)
-
-
-def _glob_escape(text: str) -> str:
-    return "".join("\\" + c if c in "*?[]\\" else c for c in text)
