@@ -36,6 +36,7 @@ from .checks import (
     check_store_policy,
     check_store_url,
     check_template,
+    check_window,
     fail,
     resolve_max_repeats,
 )
@@ -106,7 +107,7 @@ class CircuitBreakerConfig:
             object.__setattr__(self, "progress_limit", self.duplicate_limit + 2)
         for key in ("result_limit", "same_result_limit", "progress_limit"):
             check_int(s, key, getattr(self, key), 0)
-        check_int(s, "window", self.window, 1)
+        check_window(s, "window", self.window, 1)
         self._check_window()
         check_int(s, "max_calls_per_agent", self.max_calls_per_agent, 0)
         for key in ("exempt", "only", "ignore_args"):

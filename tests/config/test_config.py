@@ -136,6 +136,10 @@ def test_original_plugin_spellings_are_accepted() -> None:
             ["[tools] 1 is not allowed", "string"],
         ),
         ({"tools": {None: {"exempt": True}}}, ["[tools] None is not allowed", "string"]),
+        # a window holds at most 10,000 calls: memory per agent stays bounded
+        ({"duplicate": {"window": 10_001}}, ["[duplicate] window = 10001", "from 1 to 10000"]),
+        ({"near_duplicate": {"window": 10**9}}, ["[near_duplicate] window = 1000000000", "from 1 to 10000"]),
+        ({"stall": {"window": 20_000}}, ["[stall] window = 20000", "from 2 to 10000"]),
     ],
 )
 def test_errors_name_section_key_value_and_what_is_allowed(mapping: dict[str, Any], words: list[str]) -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, ClassVar
 from .._calls import CallKey
 from .._state import AgentState, CountingWindow, ResultBook, ToolResult
 from .._volatile import pair_key
-from ..checks import check_bool, check_int, check_masks, check_names, fail
+from ..checks import check_bool, check_int, check_masks, check_names, check_window, fail
 from ..decision import Denial, Kind
 from ._text import CHANGE
 from ._warn import lowered
@@ -64,7 +64,7 @@ class NearDuplicateConfig:
         for key in ("enabled", "result_aware", "only_with_results"):
             check_bool(s, key, getattr(self, key))
         check_int(s, "limit", self.limit, 1)
-        check_int(s, "window", self.window, 1)
+        check_window(s, "window", self.window, 1)
         self._check_window()
         object.__setattr__(self, "masks", check_masks(s, "masks", self.masks))
         object.__setattr__(self, "volatile_keys", check_names(s, "volatile_keys", self.volatile_keys))

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, ClassVar
 from .._calls import CallKey
 from .._state import AgentState, RecentDigests, ToolResult
 from .._volatile import pair_key
-from ..checks import check_bool, check_int
+from ..checks import check_bool, check_int, check_window
 from ..decision import Denial, Kind
 from ._results_only import ResultsOnly
 from ._text import CHANGE
@@ -69,7 +69,7 @@ class StallConfig:
         check_int("stall", "limit", self.limit, 0)
         check_int("stall", "error_limit", self.error_limit, 0)
         check_int("stall", "tool_error_limit", self.tool_error_limit, 0)
-        check_int("stall", "window", self.window, 2)
+        check_window("stall", "window", self.window, 2)
 
 
 class StallState:

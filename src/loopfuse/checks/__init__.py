@@ -11,6 +11,7 @@ from ._redaction import redacted
 from ._store_urls import STORE_ERROR_POLICIES, STORE_SCHEMES, check_store_policy, check_store_url
 from ._validators import (
     MAX_REPEATS_ENV,
+    MAX_WINDOW,
     check_bool,
     check_choice,
     check_int,
@@ -21,6 +22,7 @@ from ._validators import (
     check_optional_int,
     check_optional_str,
     check_template,
+    check_window,
     fail,
     log_path_problem,
     resolve_max_repeats,
@@ -28,6 +30,7 @@ from ._validators import (
 
 __all__ = [
     "MAX_REPEATS_ENV",
+    "MAX_WINDOW",
     "STORE_ERROR_POLICIES",
     "STORE_SCHEMES",
     "check_bool",
@@ -42,6 +45,7 @@ __all__ = [
     "check_store_policy",
     "check_store_url",
     "check_template",
+    "check_window",
     "fail",
     "log_path_problem",
     "redacted",

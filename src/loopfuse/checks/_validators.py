@@ -15,6 +15,7 @@ from ..errors import ConfigError
 
 __all__ = [
     "MAX_REPEATS_ENV",
+    "MAX_WINDOW",
     "check_bool",
     "check_choice",
     "check_int",
@@ -25,6 +26,7 @@ __all__ = [
     "check_optional_int",
     "check_optional_str",
     "check_template",
+    "check_window",
     "fail",
     "log_path_problem",
     "resolve_max_repeats",
@@ -56,6 +58,17 @@ def check_int(section: str, key: str, value: Any, minimum: int) -> int:
     """``value`` as an int of at least ``minimum`` (a bool is not an int here)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise fail(section, key, value, f"an integer >= {minimum}")
+    return value
+
+
+MAX_WINDOW = 10_000
+
+
+def check_window(section: str, key: str, value: Any, minimum: int) -> int:
+    """``value`` as a window length from ``minimum`` to ``MAX_WINDOW``: an agent's memory, and
+    on Redis each call's work, grow with its windows."""
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_WINDOW:
+        raise fail(section, key, value, f"an integer from {minimum} to {MAX_WINDOW}")
     return value
 
 
