@@ -9,6 +9,7 @@ Keys are given as text and encoded as the client encodes them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,6 +20,8 @@ from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.retry import Retry
 
+from ..checks import redacted
+from ..errors import ConfigError
 from .redis_pool import pool_options
 from .redis_wire import AsyncPool, Pool, Script, arun, arun_command, run, run_command
 
@@ -194,4 +197,14 @@ def _base_pool(kind: Any, url: str, defaults: dict[str, Any]) -> tuple[Any, int,
     none), the pool size and how long a caller waits for a free connection."""
     url, options = pool_options(url, defaults)
     size, timeout = options.pop("max_connections"), options.pop("timeout")
-    return kind.from_url(url, **options), size, timeout
+    try:
+        base = kind.from_url(url, **options)
+        base.connection_class(**base.connection_kwargs)  # makes no connection: checks the options
+    except (TypeError, ValueError) as exc:  # a query option redis-py does not know, a bad port
+        raise ConfigError(f"[store] url = {redacted(url)!r} is not allowed: {_problem(exc)}") from None
+    return base, size, timeout
+
+
+def _problem(exc: Exception) -> str:
+    unknown = re.search(r"unexpected keyword argument '(\w+)'", str(exc))
+    return f"redis-py has no connection option {unknown[1]!r}" if unknown else str(exc)
