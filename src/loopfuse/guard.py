@@ -24,7 +24,7 @@ from ._wrapping import CURRENT_SESSION, guarded, wrapped_tool
 from .breakers import Breaker
 from .breakers._warn import WARNING_TEXT
 from .breakers.build import build_breakers, build_warners
-from .breakers.custom import custom_breakers
+from .breakers.custom import custom_breakers, custom_messages
 from .breakers.invalid import InvalidTurnBreaker
 from .checks import check_store_policy
 from .config import GuardConfig, find_config_file, in_file, load_config_file, parse_config
@@ -73,7 +73,9 @@ class Guard(InvalidTurns, ResultReporting, StoreLifecycle):
         cb, settings = self.config.circuit_breaker, self.config.guard
         incidents = IncidentLog(cb.incident_log) if cb.incident_log else None
         self._events = GuardEvents(list(listeners), incidents, settings.mode == "shadow")
-        breakers = (*build_breakers(self.config), *custom_breakers(breakers, self._events.breaker_failed))
+        configured, own = build_breakers(self.config), tuple(breakers)
+        breakers = (*configured, *custom_breakers(own, self._events.breaker_failed, configured))
+        self._own_messages = custom_messages(own)
         warners = build_warners(self.config)
         self._guard_all = bool(breakers)
         invalid = self.config.invalid
@@ -353,7 +355,8 @@ class Guard(InvalidTurns, ResultReporting, StoreLifecycle):
 
     def _message(self, tool: str, denial: Denial) -> str:
         windows = self.config.circuit_breaker.window, self.config.near_duplicate.window
-        return denial_message(self._template, tool, denial, window=windows[0], near_window=windows[1])
+        template = self._template or self._own_messages.get(denial.kind)
+        return denial_message(template, tool, denial, window=windows[0], near_window=windows[1])
 
     def _after_denial(self, decision: Decision, agent: Any, denial: Denial, outcome: Outcome) -> None:
         self._events.denied(decision, agent, denial, outcome)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from loopfuse import ConfigError, Guard
+from loopfuse import ConfigError, Denial, Guard
 from loopfuse._calls import CallKey
 from loopfuse._state import AgentState, ToolResult
 
@@ -57,3 +57,78 @@ def test_a_breaker_that_fails_leaves_the_configured_ones_judging(
     assert decisions == [True] * 5 + [False] * 3  # the window's same-result rule, as without it
     assert guard.stats()["fail_open"]["breaker"] >= 1
     assert SEARCH["q"] not in caplog.text
+
+
+class CountsOnlyWhatItJudged(Budget):
+    """A breaker whose check raises on every other call, and that counts the calls it records."""
+
+    def __init__(self) -> None:
+        super().__init__("search", 100)
+        self.checked, self.recorded = 0, 0
+
+    def check(self, state: AgentState, call: CallKey) -> Any:
+        self.checked += 1
+        if self.checked % 2:
+            raise RuntimeError("cannot judge")
+        return None
+
+    def record(self, state: AgentState, call: CallKey) -> None:
+        self.recorded += 1
+
+
+def test_a_call_whose_check_raised_is_not_recorded_by_that_breaker() -> None:
+    breaker = CountsOnlyWhatItJudged()
+    guard = Guard(breakers=[breaker])
+    assert all(guard.check("read", {"page": n}, "a").allowed for n in range(6))
+    assert (breaker.checked, breaker.recorded) == (6, 3)
+    assert guard.stats()["fail_open"]["breaker"] == 3  # once per call it could not judge
+
+
+def test_a_library_breaker_of_a_kind_the_guard_has_is_refused() -> None:
+    from loopfuse.breakers import RepeatBreaker
+
+    with pytest.raises(ConfigError, match=r"breakers\[0\]: RepeatBreaker .* kind 'repeat'.*\[loop_brake\]"):
+        Guard.from_config({"loop_brake": {"max_repeats": 10}}, breakers=[RepeatBreaker(4)])
+    with pytest.raises(ConfigError, match=r"breakers\[1\]: RepeatBreaker"):
+        Guard(breakers=[RepeatBreaker(4), RepeatBreaker(5)])
+    guard = Guard(breakers=[RepeatBreaker(4)])  # no [loop_brake]: this one is the guard's only
+    assert [guard.check("t", {}, "a").allowed for _ in range(5)] == [True] * 4 + [False]
+
+
+def test_a_class_passed_for_a_breaker_is_named_in_the_error() -> None:
+    with pytest.raises(ConfigError, match=r"breakers\[0\]: Budget is not allowed: .* a class"):
+        Guard(breakers=[Budget])  # type: ignore[list-item]
+
+
+class SearchBudget(Budget):
+    """``Budget`` under a kind of its own, with its own denial text."""
+
+    kind = "budget"  # type: ignore[assignment]  # a custom kind: not one of the library's
+    deny_message = "loopfuse refused this {tool} call: {count} searches made, the budget is {limit}. Report what you found."
+
+    def check(self, state: AgentState, call: CallKey) -> Denial | None:
+        denial = super().check(state, call)
+        return None if denial is None else Denial("budget", denial.count, denial.limit)  # type: ignore[arg-type]
+
+
+def test_a_breaker_gives_its_own_denial_text() -> None:
+    guard = Guard(breakers=[SearchBudget("search", 2)])  # type: ignore[list-item]
+    decisions = [guard.check("search", {"q": q}, "a") for q in "abc"]
+    assert decisions[2].message == (
+        "loopfuse refused this search call: 2 searches made, the budget is 2. Report what you found."
+    )
+    own = [SearchBudget("search", 2)]
+    guard = Guard.from_config({"guard": {"deny_message": "no: {kind}"}}, breakers=own)
+    assert [guard.check("search", {"q": q}, "a").message for q in "abc"][
+        2
+    ] == "no: budget"  # the guard's wins
+
+
+@pytest.mark.parametrize("text", ["{args}", 3, "{count:s}"])
+def test_a_breakers_denial_text_is_checked_when_the_guard_is_built(text: object) -> None:
+    breaker = Budget("search", 2)
+    breaker.deny_message = text  # type: ignore[attr-defined]
+    with pytest.raises(
+        ConfigError, match=r"breakers\[0\]: Budget.deny_message = .* is not allowed: expected a text"
+    ):
+        Guard(breakers=[breaker])

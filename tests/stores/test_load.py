@@ -157,7 +157,10 @@ def test_an_unreachable_redis_is_an_outage_within_the_timeout(policy: str) -> No
         # a misspelt option (else every check would fail open and stats() raise later), a bad port
         ({"url": "redis://:pw@h/0?socket_timout=0.1"}, "redis-py has no connection option 'socket_timout'"),
         ({"url": "unix:///tmp/r.sock?bogus=1"}, "redis-py has no connection option 'bogus'"),
-        ({"url": "redis://:pw@h:notaport/0"}, "[store] url = 'redis://***@h:notaport/0' is not allowed: Port"),
+        (
+            {"url": "redis://:pw@h:notaport/0"},
+            "[store] url = 'redis://***@h:notaport/0' is not allowed: Port",
+        ),
     ],
 )
 def test_pool_settings_are_checked_at_construction(store: dict[str, Any], needle: str) -> None:

@@ -5,7 +5,8 @@ An object that is not a breaker (no ``kind`` text, or no ``check``, ``record``, 
 ``observe`` methods) is a ``ConfigError`` at construction. A breaker that raises, or whose
 ``check`` returns something other than a ``Denial`` or None, is that breaker allowing the call
 and recording nothing: the configured breakers still judge every call. The registry's own
-classes, passed as your own, are used as they are (the Redis store evaluates them).
+classes, passed as your own, are used as they are (the Redis store evaluates them); one whose
+kind the guard already has is a ``ConfigError``, since breakers of one kind share an agent's state.
 """
 
 from __future__ import annotations
@@ -15,29 +16,72 @@ from typing import Any
 
 from .._calls import CallKey
 from .._state import AgentState, ToolResult
+from ..checks import TEMPLATE_ALLOWED, template_problem
 from ..decision import Denial, Kind
 from ..errors import ConfigError
 from . import Breaker
 from .registry import REGISTRY
 
-__all__ = ["custom_breakers"]
+__all__ = ["custom_breakers", "custom_messages"]
 
 _OPS = ("check", "record", "refused", "observe")
 Failed = Callable[[str, Exception], None]
 
 
-def custom_breakers(breakers: Iterable[Any], failed: Failed) -> tuple[Breaker, ...]:
+def custom_breakers(
+    breakers: Iterable[Any], failed: Failed, configured: Iterable[Breaker] = ()
+) -> tuple[Breaker, ...]:
     """``breakers`` checked, each one the guard does not know contained; ``failed(kind, exc)``
-    hears of each exception one raises."""
-    return tuple(_contained(_checked(b, i), failed) for i, b in enumerate(breakers))
+    hears of each exception one raises. ``configured``: the guard's own breakers."""
+    kinds: set[str] = {b.kind for b in configured}
+    out = []
+    for i, breaker in enumerate(breakers):
+        out.append(_contained(_checked(breaker, i), failed))
+        if type(breaker) in REGISTRY.values():
+            _unshared(breaker, i, kinds)
+    return tuple(out)
+
+
+def custom_messages(breakers: Iterable[Any]) -> dict[str, str]:
+    """The denial text of each of your breakers that has one (a ``deny_message`` template with
+    the placeholders of ``[guard] deny_message``), by kind; ``ConfigError`` names a bad one."""
+    messages = {}
+    for i, breaker in enumerate(breakers):
+        if type(breaker) in REGISTRY.values() or isinstance(breaker, type):
+            continue  # the library's own texts; a class is refused by custom_breakers
+        text = getattr(breaker, "deny_message", None)
+        if text is None:
+            continue
+        problem = template_problem(text) if isinstance(text, str) else "not a text"
+        if problem is not None:
+            raise ConfigError(
+                f"breakers[{i}]: {type(breaker).__name__}.deny_message = {text!r} is not allowed: "
+                f"expected {TEMPLATE_ALLOWED} ({problem})"
+            )
+        messages[breaker.kind] = text
+    return messages
+
+
+def _unshared(breaker: Breaker, index: int, kinds: set[str]) -> None:
+    """A registry breaker whose kind the guard has (from its configuration or an earlier entry)
+    would count every call twice in the state they share."""
+    if breaker.kind in kinds:
+        section = REGISTRY[breaker.kind].section
+        raise ConfigError(
+            f"breakers[{index}]: {type(breaker).__name__} is not allowed: the guard already has a "
+            f"breaker of kind {breaker.kind!r}, and both would count each call in the state they "
+            f"share; set [{section}] instead, or turn it off ([{section}] enabled = false)"
+        )
+    kinds.add(breaker.kind)
 
 
 def _checked(breaker: Any, index: int) -> Any:
     problem = _problem(breaker)
     if problem is None:
         return breaker
+    name = breaker.__name__ if isinstance(breaker, type) else type(breaker).__name__
     raise ConfigError(
-        f"breakers[{index}]: {type(breaker).__name__} is not allowed: expected a breaker (a `kind` "
+        f"breakers[{index}]: {name} is not allowed: expected a breaker (a `kind` "
         f"text and the methods {', '.join(_OPS)}); got {problem}"
     )
 
@@ -64,27 +108,35 @@ def _contained(breaker: Any, failed: Failed) -> Breaker:
 class _Contained:
     """One of your breakers, whose exceptions are its own: it then allows and records nothing."""
 
-    __slots__ = ("_breaker", "_failed", "awaits_results", "kind", "records")
+    __slots__ = ("_breaker", "_failed", "_failed_call", "awaits_results", "kind", "records")
 
     def __init__(self, breaker: Any, failed: Failed) -> None:
         self._breaker, self._failed = breaker, failed
+        self._failed_call: CallKey | None = None  # the call whose check raised: not recorded
         self.kind: Kind = breaker.kind  # a Kind to the type checker; your own name at run time
         self.records = _flag(breaker, "records", True)
         self.awaits_results = _flag(breaker, "awaits_results", False)
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
+        """(The store checks, then records or refuses, one call at a time, under its lock.)"""
+        self._failed_call = None
         try:
             denial = self._breaker.check(state, call)
         except Exception as exc:
-            self._failed(self.kind, exc)
+            self._check_failed(call, exc)
             return None
         if denial is None or isinstance(denial, Denial):
             return denial
-        self._failed(self.kind, TypeError(f"check returned a {type(denial).__name__}, not a Denial"))
+        self._check_failed(call, TypeError(f"check returned a {type(denial).__name__}, not a Denial"))
         return None
 
+    def _check_failed(self, call: CallKey, exc: Exception) -> None:
+        self._failed_call = call
+        self._failed(self.kind, exc)
+
     def record(self, state: AgentState, call: CallKey) -> None:
-        self._run("record", state, call)
+        if call is not self._failed_call:
+            self._run("record", state, call)
 
     def refused(self, state: AgentState, call: CallKey) -> None:
         self._run("refused", state, call)

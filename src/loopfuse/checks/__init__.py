@@ -12,6 +12,7 @@ from ._store_urls import STORE_ERROR_POLICIES, STORE_SCHEMES, check_store_policy
 from ._validators import (
     MAX_REPEATS_ENV,
     MAX_WINDOW,
+    TEMPLATE_ALLOWED,
     check_bool,
     check_choice,
     check_int,
@@ -26,6 +27,7 @@ from ._validators import (
     fail,
     log_path_problem,
     resolve_max_repeats,
+    template_problem,
 )
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "MAX_WINDOW",
     "STORE_ERROR_POLICIES",
     "STORE_SCHEMES",
+    "TEMPLATE_ALLOWED",
     "check_bool",
     "check_choice",
     "check_int",
@@ -50,4 +53,5 @@ __all__ = [
     "log_path_problem",
     "redacted",
     "resolve_max_repeats",
+    "template_problem",
 ]

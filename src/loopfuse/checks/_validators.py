@@ -16,6 +16,7 @@ from ..errors import ConfigError
 __all__ = [
     "MAX_REPEATS_ENV",
     "MAX_WINDOW",
+    "TEMPLATE_ALLOWED",
     "check_bool",
     "check_choice",
     "check_int",
@@ -30,6 +31,7 @@ __all__ = [
     "fail",
     "log_path_problem",
     "resolve_max_repeats",
+    "template_problem",
 ]
 
 MAX_REPEATS_ENV = "LOOPFUSE_MAX_REPEATS"
@@ -130,29 +132,43 @@ def check_optional_str(section: str, key: str, value: Any) -> str | None:
     return value
 
 
+TEMPLATE_ALLOWED = "a text whose only placeholders are {tool}, {count}, {limit}, {kind}, {rule}"
+
+
 def check_template(section: str, key: str, value: Any) -> str | None:
     text = check_optional_str(section, key, value)
-    if text is not None and not _plain_template(text):
-        allowed = "a text whose only placeholders are {tool}, {count}, {limit}, {kind}, {rule}"
-        raise fail(section, key, value, allowed)
+    problem = None if text is None else template_problem(text)
+    if problem is not None:
+        raise fail(section, key, value, f"{TEMPLATE_ALLOWED} ({problem})")
     return text
 
 
 _TEMPLATE_SLACK = 1024  # characters a denial text may have beyond its template's own
-_WIDE = re.compile(r"\d{5,}|\{")  # a width or precision of 10,000 or more, or one given by a field
+_WIDE = re.compile(r"\d{5,}")  # a width or precision of 10,000 or more
 
 
-def _plain_template(text: str) -> bool:
-    """Whether ``text`` names only the placeholders, none of their attributes or items, and
-    renders to a text of about its own length (no format spec that pads it to megabytes)."""
+def template_problem(text: str) -> str | None:
+    """What keeps ``text`` from being a denial template, None when nothing does: it names only
+    the placeholders, none of their attributes or items, with format specs that suit them, and
+    renders to at most 1,024 characters more than its own (no spec padding it to megabytes)."""
     try:
         fields = [(name, spec) for _, name, spec, _ in string.Formatter().parse(text) if name is not None]
-        if any(name not in _PLACEHOLDERS or _WIDE.search(spec or "") for name, spec in fields):
-            return False  # checked before rendering: a width of 10**9 would take a gigabyte
+    except ValueError as exc:  # an unmatched brace
+        return str(exc)
+    for name, spec in fields:
+        if name not in _PLACEHOLDERS:
+            return f"{{{name}}} is none of them"
+        if "{" in (spec or ""):
+            return f"{{{name}:{spec}}} takes its format spec from a field"
+        if _WIDE.search(spec or ""):  # checked before rendering: a width of 10**9 takes a gigabyte
+            return f"{{{name}:{spec}}} pads the text by more than {_TEMPLATE_SLACK:,} characters"
+    try:
         rendered = text.format(**_PLACEHOLDERS)
-    except (KeyError, IndexError, ValueError, TypeError, AttributeError):
-        return False
-    return len(rendered) <= len(text) + _TEMPLATE_SLACK
+    except (ValueError, TypeError) as exc:
+        return f"a format spec does not suit its value: {exc}"
+    if len(rendered) > len(text) + _TEMPLATE_SLACK:
+        return f"its format specs pad the text by more than {_TEMPLATE_SLACK:,} characters"
+    return None
 
 
 def resolve_max_repeats(value: Any = None, source: str = "max_repeats") -> int:
