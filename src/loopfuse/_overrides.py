@@ -14,6 +14,7 @@ from typing import Any
 
 from ._agents import agent_label
 from ._guard_events import log_name
+from .errors import ConfigError
 from .incidents import logger
 
 __all__ = ["Overrides", "allow_next_logged", "paused_logged"]
@@ -108,7 +109,10 @@ def paused_logged(overrides: Overrides, agent: Any) -> Iterator[None]:
 
 
 def allow_next_logged(overrides: Overrides, agent: Any, tool: str, times: int) -> None:
-    """The next ``times`` calls of ``tool`` by ``agent`` allowed, logged."""
+    """The next ``times`` calls of ``tool`` by ``agent`` allowed, logged; ``ConfigError`` when
+    ``times`` is not an integer >= 1."""
+    if isinstance(times, bool) or not isinstance(times, int) or times < 1:
+        raise ConfigError(f"allow_next times = {times!r} is not allowed: expected an integer >= 1")
     if overrides.allow_next(agent, tool, times):
         label = log_name(agent_label(agent))
         logger.warning("loopfuse: the next %d %s call(s) of agent %s are allowed", times, tool, label)

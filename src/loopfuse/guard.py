@@ -29,6 +29,7 @@ from .breakers.invalid import InvalidTurnBreaker
 from .checks import check_store_policy
 from .config import GuardConfig, find_config_file, in_file, load_config_file, parse_config
 from .decision import Decision, Denial
+from .errors import ConfigError
 from .identity import CallIdentity
 from .incidents import IncidentLog
 from .listeners import GuardListener
@@ -69,6 +70,10 @@ class Guard(InvalidTurns, ResultReporting, StoreLifecycle):
         override the ``[store]`` section; by default state lives in process (``memory://``).
         ``breakers`` are your own, evaluated after the configured ones (in process only: the
         Redis store raises ``ConfigError`` for a breaker it does not implement)."""
+        if not callable(clock):
+            raise ConfigError(
+                f"clock = {clock!r} is not allowed: expected a function returning seconds (time.monotonic)"
+            )
         self.config = config if config is not None else GuardConfig()
         cb, settings = self.config.circuit_breaker, self.config.guard
         incidents = IncidentLog(cb.incident_log) if cb.incident_log else None
@@ -218,7 +223,8 @@ class Guard(InvalidTurns, ResultReporting, StoreLifecycle):
 
     def allow_next(self, agent: Any = "default", tool: str = "", times: int = 1) -> None:
         """Allow the next ``times`` calls of ``tool`` by ``agent`` whatever the breakers say
-        (counted by none of them; logged). In this process only."""
+        (counted by none of them; logged). In this process only. ``ConfigError`` when ``times``
+        is not an integer >= 1."""
         allow_next_logged(self._overrides, agent, tool, times)
 
     @overload

@@ -6,7 +6,9 @@ import gc
 from dataclasses import dataclass
 from typing import Any
 
-from loopfuse import Guard, GuardConfig
+import pytest
+
+from loopfuse import ConfigError, Guard, GuardConfig
 from loopfuse.config import CircuitBreakerConfig, GuardSettings
 from loopfuse.testing import FakeClock
 
@@ -99,3 +101,9 @@ def test_an_identity_the_guard_cannot_key_fails_open() -> None:
     agent: dict[str, str] = {"id": "x"}  # neither hashable nor weakly referenceable
     assert all(guard.check("f", {}, agent).allowed for _ in range(3))
     assert guard.stats()["fail_open"] == {"agent_identity": 3}
+
+
+@pytest.mark.parametrize("clock", ["x", 3, None])
+def test_a_clock_that_is_not_a_function_is_refused_when_the_guard_is_built(clock: object) -> None:
+    with pytest.raises(ConfigError, match=r"clock = .* is not allowed: expected a function"):
+        Guard(clock=clock)  # type: ignore[arg-type]

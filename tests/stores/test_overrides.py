@@ -7,6 +7,7 @@ import logging
 
 import pytest
 
+from loopfuse import ConfigError
 from tests.store_fixtures import GuardFactory
 
 LIMIT = {"circuit_breaker": {"duplicate_limit": 2}}
@@ -45,6 +46,16 @@ def test_allow_next_lets_one_denied_call_through(make_guard: GuardFactory) -> No
     assert allowed(guard, 3) == [True, True, False]
     guard.allow_next("a", "other")
     assert allowed(guard, 1) == [False]
+
+
+@pytest.mark.parametrize("times", [0, -1, "2", 1.5, True])
+def test_allow_next_refuses_a_count_that_is_not_a_positive_integer(
+    make_guard: GuardFactory, times: object
+) -> None:
+    guard = make_guard(LIMIT)
+    with pytest.raises(ConfigError, match=r"allow_next times = .* is not allowed: expected an integer >= 1"):
+        guard.allow_next("a", "read", times=times)  # type: ignore[arg-type]
+    assert allowed(guard, 3) == [True, True, False]
 
 
 def test_async_checks_see_the_overrides(make_guard: GuardFactory) -> None:
