@@ -306,8 +306,17 @@ def parse_config(mapping: Mapping[str, Any]) -> GuardConfig:
     sections, renames = to_storage(sections)
     with errors_as_written(renames):
         built = {name: _build_section(name, body) for name, body in sections.items()}
-    named = {name: value for name, value in built.items() if name in _FIELDS}
-    return GuardConfig(**named, sections={n: v for n, v in built.items() if n not in _FIELDS})
+        named = {name: value for name, value in built.items() if name in _FIELDS}
+        config = GuardConfig(**named, sections={n: v for n, v in built.items() if n not in _FIELDS})
+        _check_warnings(config)
+    return config
+
+
+def _check_warnings(config: GuardConfig) -> None:
+    """``ConfigError`` for a ``warn_at`` at which its breaker already denies (it never warns)."""
+    from .breakers.build import build_warners  # the breakers are built from this module's types
+
+    build_warners(config)
 
 
 def _top_level_mode(mode: Any, guard: Any) -> Any:

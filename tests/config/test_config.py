@@ -136,6 +136,13 @@ def test_original_plugin_spellings_are_accepted() -> None:
             ["[tools] 1 is not allowed", "string"],
         ),
         ({"tools": {None: {"exempt": True}}}, ["[tools] None is not allowed", "string"]),
+        # a warn_at at or above every limit of its breaker would never warn
+        (
+            {"duplicate": {"limit": 3, "warn_at": 100}},
+            ["[duplicate] warn_at = 100 is not allowed", "below the highest of its breaker's limits (5)"],
+        ),
+        ({"loop_brake": {"max_repeats": 3, "warn_at": 3}}, ["[loop_brake] warn_at = 3", "limits (3)"]),
+        ({"stall": {"warn_at": 12}}, ["[stall] warn_at = 12", "limits (12)"]),
         # a window holds at most 10,000 calls: memory per agent stays bounded
         ({"duplicate": {"window": 10_001}}, ["[duplicate] window = 10001", "from 1 to 10000"]),
         ({"near_duplicate": {"window": 10**9}}, ["[near_duplicate] window = 1000000000", "from 1 to 10000"]),
@@ -223,3 +230,15 @@ def test_discovery_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     explicit = tmp_path / "explicit.toml"
     explicit.write_text("[circuit_breaker]\nduplicate_limit = 5\n")
     assert Guard.discover(explicit).config.circuit_breaker.duplicate_limit == 5
+
+
+@pytest.mark.parametrize(
+    "mapping",
+    [
+        {"stall": {"warn_at": 11}},  # below tool_error_limit (12): it warns before that rule denies
+        {"duplicate": {"warn_at": 9}, "tools": {"read": {"duplicate_limit": 20}}},  # below read's limit
+        {"cycle": {"warn_at": 2}},
+    ],
+)
+def test_a_warn_at_below_some_limit_of_its_breaker_is_accepted(mapping: dict[str, Any]) -> None:
+    Guard.from_config(mapping)

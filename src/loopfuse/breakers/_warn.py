@@ -22,14 +22,18 @@ WARNING_TEXT = (
 
 def lowered(breaker: B, limits: tuple[str, ...], warn_at: int) -> B:
     """A copy of ``breaker`` whose positive ``limits`` (and per-tool limits) are at most
-    ``warn_at``; it never records, and carries ``warn_at`` for the Redis script."""
+    ``warn_at``; it never records, and carries ``warn_at`` for the Redis script and the highest
+    of those limits (``highest_limit``: a ``warn_at`` at or above it never warns)."""
     warner: Any = copy.copy(breaker)
+    highest = 0
     for name in limits:
         value = getattr(warner, name)
         if value:
+            highest = max(highest, value)
             setattr(warner, name, min(value, warn_at))
     tool_limits = getattr(warner, "tool_limits", None)
     if tool_limits:
+        highest = max(highest, *tool_limits.values())
         warner.tool_limits = {tool: min(n, warn_at) for tool, n in tool_limits.items()}
-    warner.warn_at = warn_at
+    warner.warn_at, warner.highest_limit = warn_at, highest
     return warner  # type: ignore[no-any-return]

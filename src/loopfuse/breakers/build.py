@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..checks import fail
 from ..config import GuardConfig
 from . import Breaker
 from .registry import REGISTRY
@@ -26,5 +27,18 @@ def build_warners(config: GuardConfig) -> tuple[Breaker, ...]:
         breaker = cls.from_config(config)
         warn_at = getattr(config.section(cls.section), "warn_at", 0) if breaker is not None else 0
         if warn_at and hasattr(breaker, "warned"):
-            warners.append(breaker.warned(warn_at))
+            warners.append(_warning_before_denial(breaker.warned(warn_at), cls.section, warn_at))
     return tuple(warners)
+
+
+def _warning_before_denial(warner: Breaker, section: str, warn_at: int) -> Breaker:
+    """``warner``; ``ConfigError`` when its breaker denies before it could warn."""
+    highest = getattr(warner, "highest_limit", warn_at + 1)
+    if warn_at >= highest:
+        raise fail(
+            section,
+            "warn_at",
+            warn_at,
+            f"below the highest of its breaker's limits ({highest}): it denies first",
+        )
+    return warner
