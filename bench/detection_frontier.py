@@ -23,6 +23,7 @@ from detection_eval import corpus_from
 
 from loopfuse import Guard
 from loopfuse.analysis.evaluation import Labeled, baselines, guard_detector, verdict
+from loopfuse.checks import MAX_WINDOW
 
 OFF = {"enabled": False}
 Firsts = list[int | None]
@@ -32,7 +33,7 @@ Summary = tuple[int, int, int, dict[str, int]]
 def window_rule(**limits: int) -> dict[str, Any]:
     """Only the window breaker, with only the rules named in ``limits`` active."""
     rules = {"result_limit": 0, "same_result_limit": 0, "progress_limit": 0}
-    body = {"max_calls_per_agent": 0, "duplicate_limit": 10**6, "window": 10**6, **rules, **limits}
+    body = {"max_calls_per_agent": 0, "duplicate_limit": MAX_WINDOW, "window": MAX_WINDOW, **rules, **limits}
     return {"circuit_breaker": body, "cycle": OFF, "near_duplicate": OFF, "same_error": OFF}
 
 

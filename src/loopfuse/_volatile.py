@@ -34,9 +34,12 @@ _RESULT_EDGE = 4_096
 # single pass and no backtracking).
 _SHAPES: dict[str, str] = {
     "uuids": r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b",
+    # ISO 8601 (also compact: "20241203T075045Z"), a time of day; a fraction after "." or ","
+    # (Python's logging and log4j write "07:50:45,123").
     "timestamps": (
-        r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
-        r"|\d{2}:\d{2}:\d{2}(?:\.\d+)?\b"
+        r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
+        r"|\d{8}T\d{6}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b"
+        r"|\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b"
     ),
     "hex_ids": r"(?:0x)?(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b",
     "cursors": r"(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])[A-Za-z0-9_\-]{24,}={0,2}",

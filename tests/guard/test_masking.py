@@ -25,7 +25,8 @@ ALPHABET = "0123456789abcdefxyzmnsuABCDEF-:._ T+Z=#\0\n\u0663\u00b5"
 PIECES = st.sampled_from(
     ["2024-05-01T10:20:30Z", "2024-05-01", "12:30:45", "deadbeef42", "0x1f2e3d4c", "550e8400-e29b-41d4-a716-446655440000",
      "abcDEF123_-ghiJKL456_-mnoPQR789", "-3.5", "1.2.3", "--7", "x-1.5-2", "page 2", "\u0663\u0664", "  ",
-     "0.42s", "12 ms", "0m0.523s", "3 seconds", "5\u00b5s", "2 secrets", "7s", "31415926535897932.5"]
+     "0.42s", "12 ms", "0m0.523s", "3 seconds", "5\u00b5s", "2 secrets", "7s", "31415926535897932.5",
+     "2024-05-01 10:20:30,123", "12:30:45,5", "20240501T102030Z", "20240501T102030.5+0100", "1,2"]
 )  # fmt: skip
 TEXTS = st.lists(st.one_of(st.text(ALPHABET, max_size=12), PIECES), max_size=12).map("".join)
 MASK_SETS = st.sampled_from(
@@ -64,6 +65,14 @@ def test_each_shape_is_still_masked_in_prose() -> None:
     text = "run 550e8400-e29b-41d4-a716-446655440000 at 2024-05-01T10:20:30Z, commit deadbeef42, took 3.5 s"
     assert mask_text(text, MASKS) == "run # at #, commit #, took #"
     assert mask_text(text, RESULT_MASKS) == "run # at #, commit #, took #"
+
+
+def test_the_timestamps_of_python_logging_and_compact_iso_are_masked() -> None:
+    """A log line read again a second later is the same result."""
+    first = "2024-12-03 07:50:45,123 INFO build 20241203T075045Z: 3 failed"
+    again = "2024-12-03 07:50:46,987 INFO build 20241203T075046Z: 3 failed"
+    assert mask_text(first, RESULT_MASKS) == mask_text(again, RESULT_MASKS) == "# INFO build #: 3 failed"
+    assert mask_text("ids 1,2,3 at 10:20:30,5", RESULT_MASKS) == "ids 1,2,3 at #"
 
 
 def test_a_result_keeps_its_counts_and_loses_how_long_it_took() -> None:

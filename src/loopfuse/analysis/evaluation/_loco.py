@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...checks import MAX_WINDOW
 from ...guard import Guard
 from ._corpora import Corpus, merge
 from ._scoring import Labeled, Score, guard_detector, score, truncated, verdict
@@ -52,8 +53,9 @@ Firsts = list[int | None]
 def config_for(limits: Limits, *, cap: int = 300) -> dict[str, Any]:
     """A guard configuration with these rule limits (None: off) and the call cap ``cap``."""
     dup = limits.get("circuit_breaker.duplicate_limit")
+    # Off: the longest window with a limit as long, which no run of the corpora reaches.
     window = {"duplicate_limit": dup, "result_limit": dup + 1} if dup else {
-        "duplicate_limit": _NEVER, "window": _NEVER, "result_limit": 0}  # fmt: skip
+        "duplicate_limit": MAX_WINDOW, "window": MAX_WINDOW, "result_limit": 0}  # fmt: skip
     circuit = {
         "max_calls_per_agent": cap,
         **window,
