@@ -4,6 +4,7 @@ and sees the call as it was checked even if the tool changed its arguments."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from ._calls import CallKey
@@ -17,18 +18,20 @@ class AwaitedCalls:
     """The keys of the last allowed calls by the identity of their arguments object; kept only
     once a result was reported (a guard that never receives results keeps nothing)."""
 
-    __slots__ = ("_calls", "active")
+    __slots__ = ("_calls", "_lock", "active")
 
     def __init__(self) -> None:
         self._calls: dict[int, tuple[Any, str, CallKey]] | None = None
+        self._lock = threading.Lock()  # checks of several threads keep keys at once
         self.active = False  # a result was reported: keys are kept from now on
 
     def keep(self, args: Any, call: CallKey) -> None:
         calls = self._calls
         if calls is not None and args is not None:
-            calls[id(args)] = (args, call.tool, call)
-            if len(calls) > _AWAITING:
-                del calls[next(iter(calls))]
+            with self._lock:
+                calls[id(args)] = (args, call.tool, call)
+                if len(calls) > _AWAITING:
+                    del calls[next(iter(calls))]
 
     def take(self, tool: Any, args: Any) -> CallKey | None:
         """The key ``tool`` was checked with for this very ``args`` object, else None."""

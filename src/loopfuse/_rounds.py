@@ -100,6 +100,8 @@ class Rounds:
         if rounds is None:
             return decide()
         with rounds.lock:
+            if not _began(rounds, round_id):
+                return decide()
             settled = self._settled(rounds, key, deny)  # a Decision is falsy when denied: no `or`
             return settled if settled is not None else self._kept(rounds, key, decide())
 
@@ -114,6 +116,8 @@ class Rounds:
         if rounds.alock is None or rounds.alock[0] is not loop:
             rounds.alock = (loop, asyncio.Lock())
         async with rounds.alock[1]:
+            if not _began(rounds, round_id):
+                return await decide()
             settled = self._settled(rounds, key, deny)
             return settled if settled is not None else self._kept(rounds, key, await decide())
 
@@ -134,9 +138,11 @@ class Rounds:
             return self.enter(agent, round_id)
 
     def enter(self, agent: Any, round_id: Hashable) -> _AgentRounds | None:
-        """The agent's rounds, now in ``round_id``; None when the agent or round cannot be keyed."""
+        """The agent's rounds (a new agent's in ``round_id``; the caller moves a known agent to
+        ``round_id`` under its lock, ``_began``); None when the agent or round cannot be keyed."""
         try:
             key = _key(agent)
+            hash(round_id)
             rounds = self._agents.get(key)
             if rounds is not None and rounds.ref is not None and rounds.ref() is not agent:
                 rounds = None  # another object that had the same id
@@ -144,8 +150,6 @@ class Rounds:
                 rounds = self._agents[key] = _AgentRounds(round_id, self._ref(agent, key))
                 if len(self._agents) > self._max:
                     self._agents.popitem(last=False)
-            elif rounds.round != round_id:
-                rounds.start(round_id)
             self._agents.move_to_end(key)
             rounds.seen = self._clock()
             self._expire_idle(rounds.seen)
@@ -207,6 +211,17 @@ class Rounds:
             self._agents.pop(_key(agent), None)
         except Exception:
             return
+
+
+def _began(rounds: _AgentRounds, round_id: Hashable) -> bool:
+    """The agent's rounds moved to ``round_id`` (by the caller holding its lock, so that no
+    decision of the round before lands in it); False for a round id whose ``__eq__`` raises."""
+    try:
+        if rounds.round != round_id:
+            rounds.start(round_id)
+    except Exception:
+        return False
+    return True
 
 
 def _key(agent: Any) -> Hashable:

@@ -41,9 +41,6 @@ __all__ = ["Guard"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-_NO_HOLD = contextlib.nullcontext()
-
-
 class Guard(InvalidTurns, ResultReporting, StoreLifecycle):
     """Decides, in code, whether an agent's next tool call may run.
 
@@ -173,8 +170,8 @@ class Guard(InvalidTurns, ResultReporting, StoreLifecycle):
         return self._decision(call, args, agent, outcome)
 
     def _listeners_after(self) -> contextlib.AbstractContextManager[None]:
-        """Listener calls held back until the block ends, when the guard has listeners."""
-        return self._events.listeners_after() if self._events.listeners else _NO_HOLD
+        """Listener calls held back until the block ends (a listener may be added meanwhile)."""
+        return self._events.listeners_after()
 
     def _round_denial(self, call: CallKey, args: Any, agent: Any) -> Callable[[Outcome], Decision]:
         return lambda outcome: self._decision(call, args, agent, outcome)

@@ -78,3 +78,21 @@ def test_looping_item_is_retried_once_then_recorded_as_a_gap(tmp_path: Path) -> 
     assert (gap.item, gap.agent) == ("w1", "w1-retry")
     assert "exhausted" in parent.briefs["w1-retry"]
     assert CANARY not in parent.briefs["w1-retry"] + gap.note
+
+
+def test_a_run_forgotten_by_its_own_interrupt_callback_ends_the_poll_quietly(tmp_path: Path) -> None:
+    log = tmp_path / "incidents.jsonl"
+    log.touch()
+    interrupted: list[str] = []
+
+    def interrupt(agent: str) -> None:
+        interrupted.append(agent)
+        supervisor.forget(agent)  # the host stopped the run: nothing left to keep for it
+
+    supervisor = Supervisor(log, interrupt=interrupt, redispatch=lambda agent, note: None, grace=0)
+    guard = Guard.from_config({"duplicate": {"limit": 2}, "guard": {"incident_log": str(log)}})
+    for _ in range(3):
+        guard.check("search", {"q": "x"}, agent="w2")
+    assert [a.kind for a in supervisor.poll()] == ["interrupt", "redispatch"]
+    assert interrupted == ["w2"]
+    supervisor.close()

@@ -336,6 +336,8 @@ class Supervisor:
             self._finish_locked(action, result)
 
     def _finish_locked(self, action: Action, result: Any) -> None:
+        if self.policy.item_of(action.agent) is None:
+            return  # forgotten meanwhile, by a callback or another thread: nothing left to record
         if action.kind == "interrupt":
             self.policy.interrupted(action.agent)
         elif action.kind == "redispatch":

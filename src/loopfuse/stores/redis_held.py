@@ -128,20 +128,18 @@ class HeldResults:
             self._waiting -= 1
 
     async def acarrying(self, agent_id: str) -> Flight:
-        """``carrying`` for a coroutine: another round trip is waited for in a thread."""
-        deadline = time.monotonic() + FLIGHT_PATIENCE
+        """``carrying`` for a coroutine: another round trip is waited for by polling, from
+        0.2 ms to 5 ms apart (a thread of the default executor per waiter would starve
+        redis-py's own use of it, its connects' ``getaddrinfo``)."""
+        deadline, pause = time.monotonic() + FLIGHT_PATIENCE, 0.0002
         while True:
             with self._lock:
                 if agent_id not in self._flying:
                     return Flight(self, agent_id, self._take(agent_id))
                 if time.monotonic() > deadline:
                     return Flight(self, agent_id, [])
-            await asyncio.to_thread(self._wait_landing, agent_id)
-
-    def _wait_landing(self, agent_id: str) -> None:
-        with self._lock:
-            if agent_id in self._flying:
-                self._wait_for_flight()
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 0.005)
 
     def _take(self, agent_id: str) -> list[Held]:
         """The agent's held results, now in flight (under the lock; empty: nothing to carry)."""

@@ -279,6 +279,8 @@ class Pool:
 
     def get_connection(self) -> Any:
         with self._lock:
+            if self._closed:  # at once: a closed guard's calls must not wait for a connection
+                raise RedisConnectionError("the store is closed")
             if not self._idle and self._count >= self._size:
                 self._wait()
             if self._idle:
@@ -302,6 +304,7 @@ class Pool:
     def release(self, conn: Any) -> None:
         with self._lock:
             if self._closed:
+                self._count -= 1
                 conn.disconnect()
             else:
                 self._idle.append(conn)
@@ -343,19 +346,23 @@ class AsyncPool:
             await self.aclose()
 
     async def get_connection(self) -> Any:
-        if not self._idle and self._count >= self._size:
-            await self._wait()
+        loop, deadline = asyncio.get_running_loop(), 0.0
+        while not self._idle and self._count >= self._size:  # again after each wait: a wait
+            deadline = deadline or loop.time() + self._timeout  # cancelled late may return early
+            await self._wait(deadline - loop.time())
         if self._idle:
             return self._idle.pop()
         self._count += 1
         return self._make()
 
-    async def _wait(self) -> None:
-        """Wait up to ``timeout`` for a connection to be released."""
+    async def _wait(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for a connection to be released."""
         self._waiting += 1
         try:
+            if timeout <= 0:
+                raise TimeoutError
             async with self._free:
-                await asyncio.wait_for(self._free.wait_for(self._available), self._timeout)
+                await asyncio.wait_for(self._free.wait_for(self._available), timeout)
         except TimeoutError:
             raise RedisConnectionError("No connection available.") from None
         finally:
