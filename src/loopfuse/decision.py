@@ -17,7 +17,7 @@ Kind = Literal[
 class Denial:
     """A breaker's refusal, before the guard turns it into a message."""
 
-    kind: Kind
+    kind: Kind | str  # a custom breaker names its own kind
     count: int
     limit: int
     rule: str = ""  # the configuration key whose limit was reached, e.g. "same_error.limit"
@@ -41,7 +41,7 @@ class Decision:
     allowed: bool
     tool: str
     message: str | None = None
-    kind: Kind | None = None
+    kind: Kind | str | None = None
     count: int = 0
     limit: int = 0
     escalate: bool = False

@@ -108,11 +108,11 @@ class SearchBudget(Budget):
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
         denial = super().check(state, call)
-        return None if denial is None else Denial("budget", denial.count, denial.limit)  # type: ignore[arg-type]
+        return None if denial is None else Denial("budget", denial.count, denial.limit)
 
 
 def test_a_breaker_gives_its_own_denial_text() -> None:
-    guard = Guard(breakers=[SearchBudget("search", 2)])  # type: ignore[list-item]
+    guard = Guard(breakers=[SearchBudget("search", 2)])
     decisions = [guard.check("search", {"q": q}, "a") for q in "abc"]
     assert decisions[2].message == (
         "loopfuse refused this search call: 2 searches made, the budget is 2. Report what you found."

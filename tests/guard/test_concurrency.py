@@ -75,7 +75,7 @@ class CheckingAgain(GuardListener):
 
 
 def test_a_listener_added_while_a_round_is_decided_never_deadlocks() -> None:
-    guard = Guard(breakers=[Slow()])  # type: ignore[list-item]
+    guard = Guard(breakers=[Slow()])
     listener = CheckingAgain(guard)
     host = in_thread("slow", lambda: guard.check("read", {"path": "a"}, "a", round="turn-1"))
     time.sleep(0.1)

@@ -131,7 +131,7 @@ class ToyBreaker:
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
         n = state.unit("toy", CountState).calls
-        return Denial("toy", n, self.limit, "toy.limit") if call.tool == "rm" and n >= self.limit else None  # type: ignore[arg-type]
+        return Denial("toy", n, self.limit, "toy.limit") if call.tool == "rm" and n >= self.limit else None
 
     def record(self, state: AgentState, call: CallKey) -> None:
         state.unit("toy", CountState).calls += 1

@@ -47,7 +47,8 @@ class Breaker(Protocol):
     """What the guard needs of a breaker; ``kind`` names it in decisions and incidents
     (a custom breaker may use its own name)."""
 
-    kind: Kind
+    @property
+    def kind(self) -> Kind | str: ...  # read-only here: a class attribute satisfies it
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None: ...
 

@@ -113,7 +113,7 @@ class _Contained:
     def __init__(self, breaker: Any, failed: Failed) -> None:
         self._breaker, self._failed = breaker, failed
         self._failed_call: CallKey | None = None  # the call whose check raised: not recorded
-        self.kind: Kind = breaker.kind  # a Kind to the type checker; your own name at run time
+        self.kind: Kind | str = breaker.kind
         self.records = _flag(breaker, "records", True)
         self.awaits_results = _flag(breaker, "awaits_results", False)
 
