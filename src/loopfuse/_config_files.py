@@ -1,6 +1,7 @@
 """Reading configuration files: TOML (``[tool.loopfuse]`` in pyproject.toml), JSON, YAML.
 
-Every error is a ``ConfigError`` naming the file.
+Every error is a ``ConfigError`` naming the file. A key written twice in one table is an error
+in all three (TOML's own rule; JSON and YAML would keep the last silently).
 """
 
 from __future__ import annotations
@@ -48,12 +49,24 @@ def _pyproject_table(data: dict[str, Any], path: Path) -> Any:
 
 def _load_json(text: str, path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
     except ValueError as exc:
         raise ConfigError(f"configuration file {str(path)!r} is not valid JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"configuration file {str(path)!r}: expected a JSON object of sections")
     return data
+
+
+def _unique_keys(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
+    table = dict(pairs)
+    if len(table) < len(pairs):
+        raise ValueError(f"the key {_written_twice([k for k, _ in pairs])!r} is written twice in one table")
+    return table
+
+
+def _written_twice(keys: list[Any]) -> Any:
+    """The first key of ``keys`` that an earlier one equals; None if none does."""
+    return next((k for i, k in enumerate(keys) if k in keys[:i]), None)
 
 
 def _load_yaml(text: str, path: Path) -> dict[str, Any]:
@@ -64,7 +77,21 @@ def _load_yaml(text: str, path: Path) -> dict[str, Any]:
             f"configuration file {str(path)!r} is YAML, which needs PyYAML: pip install 'loopfuse[yaml]'"
         ) from exc
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_unique_key_loader(yaml))
     except (yaml.YAMLError, ValueError) as exc:  # ValueError: an integer of over 4,300 digits
         raise ConfigError(f"configuration file {str(path)!r} is not valid YAML: {exc}") from exc
     return data if data is not None else {}
+
+
+def _unique_key_loader(yaml: Any) -> Any:
+    """PyYAML's ``SafeLoader``, refusing a key written twice in one mapping."""
+
+    class UniqueKeyLoader(yaml.SafeLoader):  # type: ignore[misc]
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            own = [(k.tag, k.value) for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge"]
+            twice = _written_twice([key for key in own if isinstance(key[1], str)])
+            if twice is not None:  # (a merged key the mapping sets again is no error)
+                raise ValueError(f"the key {twice[1]!r} is written twice in one mapping")
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeyLoader

@@ -181,6 +181,30 @@ def test_from_file_yaml(tmp_path: Path) -> None:
     assert guard.config.loop_brake is not None and guard.config.loop_brake.max_repeats == 4
 
 
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("loopfuse.yaml", "duplicate:\n  limit: 3\n  window: 50\n  limit: 9\n"),
+        ("loopfuse.json", '{"duplicate": {"limit": 3, "limit": 9}}'),
+        ("loopfuse.toml", "[duplicate]\nlimit = 3\nlimit = 9\n"),
+    ],
+)
+def test_a_key_written_twice_is_an_error_in_every_format(tmp_path: Path, name: str, text: str) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=f"configuration file .*{name}.* is not valid") as caught:
+        Guard.from_file(path)
+    assert "limit" in str(caught.value) or name.endswith(".toml")
+
+
+def test_a_yaml_merge_key_set_again_is_no_error(tmp_path: Path) -> None:
+    path = tmp_path / "loopfuse.yaml"
+    path.write_text("base: &b\n  limit: 3\nduplicate:\n  <<: *b\n  limit: 4\n")
+    from loopfuse._config_files import load_config_file
+
+    assert load_config_file(path)["duplicate"] == {"limit": 4}
+
+
 def test_yaml_without_pyyaml_says_how_to_install_it(tmp_path: Path) -> None:
     path = tmp_path / "c.yml"
     path.write_text("circuit_breaker: {}\n")
