@@ -82,6 +82,19 @@ def test_batch_timelines(
     assert run(guard, steps) == (batched if batch else plain)
 
 
+def test_a_batch_tools_failures_count_per_call_with_same_error_off(make_guard: GuardFactory) -> None:
+    """stall's tool_error_limit reads the batch tools too, with no same_error to hold them."""
+    guard = make_guard(
+        {
+            "same_error": {"enabled": False},
+            "stall": {"tool_error_limit": 1},
+            "tools": {"get_order": {"batch": True}},
+        }
+    )
+    steps = [({"id": 1}, "order 1 not found", True), ({"id": 2}, "order 2 not found", True)]
+    assert run(guard, steps) == [OK, OK]
+
+
 def test_other_tools_keep_their_masking(make_guard: GuardFactory) -> None:
     guard = make_guard({"tools": {"get_order": {"batch": True}}})
     kinds = []

@@ -75,6 +75,9 @@ class AgentRegistry:
         now = self._clock()
         named = self._named
         state = named.get(agent)
+        if state is not None and now - state.seen > self._idle:
+            del named[agent]  # idle too long: forgotten, as on Redis, even before a sweep ran
+            state = None
         if state is None:
             state = named[agent] = AgentState(self._window)
             if len(named) > self._max_agents:

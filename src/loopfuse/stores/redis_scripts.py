@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 from .._calls import CallKey
 from .._state import ToolResult
 from .._volatile import pair_key
-from ..breakers import Breaker, NearDuplicateBreaker, SameErrorBreaker, WindowBreaker
+from ..breakers import Breaker, NearDuplicateBreaker, SameErrorBreaker, StallBreaker, WindowBreaker
 from ..breakers.registry import REGISTRY
 from ..errors import ConfigError
 from .base import StoreSpec
@@ -115,8 +115,10 @@ class ScriptSet:
         self._near = nears[0] if nears else None
         # Whether every check needs the near-duplicate key, results or not.
         self.near_from_start = self._near is not None and not self._near.only_with_results
-        errors = [b for b in breakers if isinstance(b, SameErrorBreaker)]
-        self._batch = errors[0].batch_tools if errors else frozenset()
+        # The batch tools (`[tools.<name>] batch`), which same_error and stall both keep.
+        self._batch = frozenset().union(
+            *(b.batch_tools for b in breakers if isinstance(b, SameErrorBreaker | StallBreaker))
+        )
         self._by_kind: dict[str, Any] = {b.kind: b for b in breakers}
         self._tools: dict[str, _Tool] = {}
 
