@@ -85,3 +85,16 @@ async def test_an_invocations_state_goes_when_it_ends() -> None:
             LlmAgent(name="main", model=ScriptedLlm(plan=plan), tools=[lookup]), [LoopfusePlugin(guard)]
         )
     assert guard.stats()["agents"] == 0
+
+
+async def test_an_invocation_that_ends_in_an_error_loses_its_state_too() -> None:
+    def lookup(q: str) -> str:
+        """Look something up."""
+        raise ConnectionError("upstream down")  # no error callback answers it: ADK re-raises
+
+    guard = Guard()
+    for _ in range(3):
+        agent = LlmAgent(name="main", model=ScriptedLlm(plan=[call("lookup", q="a")]), tools=[lookup])
+        with pytest.raises(ConnectionError):
+            await run(agent, [LoopfusePlugin(guard)])
+    assert guard.stats()["agents"] == 0

@@ -95,6 +95,19 @@ def test_a_looping_model_is_denied_then_the_run_is_stopped() -> None:
     assert model.calls == 5
 
 
+def test_a_continuation_after_a_stop_runs_when_the_model_moved_on() -> None:
+    """``reset=False`` keeps the counts, not the last run's stop."""
+    probe, model = ProbeTool(), ScriptedModel([[("probe", {"q": "x"})]])
+    agent = guard_agent(
+        ToolCallingAgent(tools=[probe], model=model, max_steps=30, verbosity_level=-1), Guard()
+    )
+    with pytest.raises(LoopAbortedError):
+        agent.run("look up x")
+    model.plan, model.calls = [[("probe", {"q": "y"})], [("final_answer", {"answer": "done"})]], 0
+    assert agent.run("never mind, look up y", reset=False) == "done"
+    assert probe.runs[-1] == "y"
+
+
 def test_a_code_agent_is_stopped_the_same_way() -> None:
     probe = ProbeTool()
     model = ScriptedModel(["Thought: look again.\n<code>\nprint(probe(q='x'))\n</code>"])

@@ -84,3 +84,21 @@ async def test_results_reach_the_guard_so_new_results_count_as_progress() -> Non
         results = [await client.call_tool("poll", {}, raise_on_error=False) for _ in range(4)]
     assert [r.is_error for r in results] == [False] * 4
     assert guard.stats()["fail_open"] == {}
+
+
+async def test_a_raised_error_reaches_the_guard_by_its_type_and_message() -> None:
+    """Different failures are not the same error: each one is new, so all of them run."""
+    guard = Guard()
+    server = FastMCP("flaky")
+    errors = [ConnectionError("connection refused"), PermissionError("access denied"), KeyError("column"),
+              ValueError("bad checksum"), OSError("disk full"), TimeoutError("read timed out")]  # fmt: skip
+
+    @server.tool
+    def fetch() -> str:
+        raise errors.pop(0)
+
+    server.add_middleware(LoopfuseMiddleware(guard))
+    async with Client(server, timeout=TIMEOUT) as client:
+        results = [await client.call_tool("fetch", {}, raise_on_error=False) for _ in range(6)]
+    assert not any("loopfuse" in r.content[0].text for r in results)
+    assert errors == []  # the tool ran every time

@@ -144,6 +144,10 @@ class LoopfusePlugin(BasePlugin):
         """The invocation ended: its agents' state goes."""
         await self._gate.forget_run(invocation_context.invocation_id)
 
+    async def on_run_error_callback(self, *, invocation_context: Any, error: Exception) -> None:
+        """The invocation ended with an error (ADK re-raises it): its agents' state goes too."""
+        await self._gate.forget_run(invocation_context.invocation_id)
+
 
 class ToolCallbacks(NamedTuple):
     """``before_tool_callback`` and ``after_tool_callback`` for one ``LlmAgent``."""

@@ -66,8 +66,8 @@ class LoopfuseMiddleware(Middleware):
         tool, args = context.message.name, context.message.arguments or {}
         try:
             result = await call_next(context)
-        except Exception:
-            await self._record(tool, args, None, agent, ok=False)
+        except Exception as exc:  # reported by its type and message, as the other adapters do
+            await self._record(tool, args, exc, agent, ok=False)
             raise
         await self._record(tool, args, _content(result.content), agent, ok=not result.is_error)
         return result if warning is None else warned(result, warning)

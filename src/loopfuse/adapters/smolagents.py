@@ -210,6 +210,8 @@ def _restart_scope_on_run(agent: Any, scope: _RunScope) -> None:
         vars(agent)[_INSTALLED].limit.check("max_steps", kwargs.get("max_steps"))
         if kwargs.get("reset", args[1] if len(args) > 1 else True):
             scope.new_run()
+        else:
+            scope.abort = None  # a continuation keeps the counts; the stop was the last run's
         return run(task, *args, **kwargs)
 
     agent.run = guarded_run
