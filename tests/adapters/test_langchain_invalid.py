@@ -108,15 +108,15 @@ def test_a_recursion_limit_below_the_escalation_point_is_warned_once(
 ) -> None:
     caplog.set_level(logging.WARNING, logger="loopfuse")
     middleware = LoopfuseMiddleware(Guard())
-    assert loop_in_agent(26, Guard(), middleware) == "recursion limit"
-    assert loop_in_agent(26, Guard(), middleware) == "recursion limit"
+    assert loop_in_agent(27, Guard(), middleware) == "recursion limit"
+    assert loop_in_agent(27, Guard(), middleware) == "recursion limit"
     (warning,) = warnings(caplog)
-    assert "recursion_limit=26" in warning and "tool call 8" in warning and "recursion_limit >= 27" in warning
+    assert "recursion_limit=27" in warning and "tool call 8" in warning and "recursion_limit >= 28" in warning
 
 
 def test_no_warning_when_the_clean_stop_fits(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="loopfuse")
-    assert loop_in_agent(27, Guard()) == "stopped"
+    assert loop_in_agent(28, Guard()) == "stopped"
     assert loop_in_agent(10_000, Guard()) == "stopped"
     assert warnings(caplog) == []
 

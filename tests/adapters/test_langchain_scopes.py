@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from langchain.agents import create_agent
 from langchain.agents.middleware.types import InputAgentState
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -73,4 +75,25 @@ def test_a_sub_agent_run_ending_inside_a_tool_keeps_the_outer_run_state() -> Non
 
     assert outer.invoke(GO, CONFIG)["messages"][-1].content == "done"
     assert counter.runs == 3 + 3  # outer: the 4th search was denied; inner: stopped after 3
+    assert guard.stats()["agents"] == 0
+
+
+PROMPT = SystemMessage("You are a research agent.")  # one object every request reuses
+
+
+def allowed_and_denied(result: dict[str, object]) -> tuple[int, int]:
+    tools = [m for m in result["messages"] if isinstance(m, ToolMessage)]  # type: ignore[attr-defined]
+    return sum(m.status != "error" for m in tools), sum(m.status == "error" for m in tools)
+
+
+async def test_concurrent_runs_reusing_one_prompt_object_keep_their_own_state() -> None:
+    """LangGraph gives the reused message an id in place: the runs must not be named by it."""
+    guard = Guard.from_config(LIMITS)
+    counter = Counter()
+    agent, _ = loop_agent(guard, counter)
+    requests: list[InputAgentState] = [{"messages": [PROMPT, HumanMessage(q)]} for q in ("a", "b")]
+    results = await asyncio.gather(*(agent.ainvoke(r, CONFIG) for r in requests))
+    assert [allowed_and_denied(r) for r in results] == [(3, 4), (3, 4)]
+    again = await agent.ainvoke({"messages": [PROMPT, HumanMessage("c")]}, CONFIG)
+    assert allowed_and_denied(again) == (3, 4)  # a later run starts afresh too
     assert guard.stats()["agents"] == 0

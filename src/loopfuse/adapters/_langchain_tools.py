@@ -15,8 +15,10 @@ Invalid turns (``Guard.note_invalid``): a call of a tool the ``ToolNode`` does n
 schema rejects, are reported as invalid turns instead of checked as calls; the guard's
 denial, from the ``[invalid] limit``-th in a row, replaces LangGraph's error text.
 
-Scope: the LangGraph thread id, else the run (the id of the run's first message), plus
-the parent checkpoint namespace so that a sub-agent run inside a tool has its own state.
+Scope: the LangGraph thread id, else the run, plus the parent checkpoint namespace so that a
+sub-agent run inside a tool has its own state. Under ``create_agent`` a run is named by a
+private state field the middleware's ``before_agent`` sets (``loopfuse_run``: runs whose input
+reuses one message object stay apart); in a hand-built graph, by its first message's id.
 A run's state goes when the run ends (``after_agent``); a thread's stays, since the
 conversation may continue in the next invocation.
 Parallel tool calls of one model turn run as separate LangGraph tasks; each is checked
@@ -29,10 +31,12 @@ the ``ToolMessage`` the model reads (``with_warning``), after the guard has reco
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
@@ -53,8 +57,20 @@ ToolResult = ToolMessage | Command[Any]
 _MARK = "loopfuse_stopped"
 
 
+_PROCESS = os.urandom(4).hex()
+_RUNS = itertools.count(1)
+
+
+class RunState(AgentState[Any]):
+    """The agent's state with the run's name for the guard (never in the input or output)."""
+
+    loopfuse_run: NotRequired[Annotated[str, PrivateStateAttr]]
+
+
 class LoopfuseMiddleware(AgentMiddleware):
     """Deny looping tool calls and end the run once the agent ignores the denials."""
+
+    state_schema = RunState
 
     def __init__(self, guard: Guard, *, on_escalate: Literal["end", "raise"] = "end") -> None:
         super().__init__()
@@ -106,6 +122,12 @@ class LoopfuseMiddleware(AgentMiddleware):
         await self.guard.arecord_result(tool, args, _content(result), agent, ok=_ok(result))
         return _warned(result, decision, request)
 
+    def before_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        return {"loopfuse_run": f"{_PROCESS}-{next(_RUNS)}"}  # this run's own name (scope_of)
+
+    async def abefore_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        return self.before_agent(state, runtime)
+
     def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         self._forget_run(state, runtime)
         return None
@@ -154,11 +176,11 @@ class LoopfuseMiddleware(AgentMiddleware):
     def _check_recursion_limit(self, request: ToolCallRequest) -> None:
         """Warn once if the run's recursion_limit ends a loop before the guard does. A model
         turn takes at least 2 super-steps (model, tools); under create_agent 3 (this
-        middleware's before_model too), and ending the run 3 more."""
+        middleware's before_model too), plus its before_agent once and ending the run 3 more."""
         if self._limit.warned:
             return
         config = getattr(request.runtime, "config", None) or {}
-        per_turn, tail = (3, 3) if self._in_agent else (2, 0)
+        per_turn, tail = (3, 4) if self._in_agent else (2, 0)
         self._limit.check("recursion_limit", config.get("recursion_limit"), lambda p: per_turn * p + tail)
 
     def _forget_run(self, state: Any, runtime: Any) -> None:
@@ -283,6 +305,9 @@ def _namespace(runtime: Any, config: Any) -> str:
 
 
 def _run_of(runtime: Any, state: Any) -> str:
+    named = state.get("loopfuse_run") if isinstance(state, dict) else getattr(state, "loopfuse_run", None)
+    if isinstance(named, str):
+        return f"run:{named}"
     info = getattr(runtime, "execution_info", None)
     run_id = getattr(info, "run_id", None)
     if run_id is not None:
