@@ -143,16 +143,18 @@ class Rounds:
         try:
             key = _key(agent)
             hash(round_id)
-            rounds = self._agents.get(key)
+            rounds, now = self._agents.get(key), self._clock()
             if rounds is not None and rounds.ref is not None and rounds.ref() is not agent:
                 rounds = None  # another object that had the same id
+            if rounds is not None and now - rounds.seen > self._idle:
+                rounds = None  # idle too long: its rounds are forgotten, as its state is
             if rounds is None:
                 rounds = self._agents[key] = _AgentRounds(round_id, self._ref(agent, key))
                 if len(self._agents) > self._max:
                     self._agents.popitem(last=False)
             self._agents.move_to_end(key)
-            rounds.seen = self._clock()
-            self._expire_idle(rounds.seen)
+            rounds.seen = now
+            self._expire_idle(now)
             return rounds
         except Exception:  # an unhashable agent or round id, or one whose __eq__ raises
             return None

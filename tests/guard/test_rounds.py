@@ -12,6 +12,7 @@ import pytest
 from loopfuse import Guard, GuardListener
 from loopfuse._rounds import Rounds
 from loopfuse.decision import Decision
+from loopfuse.testing import FakeClock
 from tests.store_fixtures import GuardFactory
 
 ALLOWED = Decision(True, "read")
@@ -95,6 +96,16 @@ def test_the_rounds_of_idle_agents_go_as_their_state_does() -> None:
     for turn in range(256):
         rounds.check("live", turn, 9, lambda: ALLOWED, lambda outcome: ALLOWED)
     assert len(rounds) == 1
+
+
+def test_an_agent_back_after_its_idle_time_starts_its_rounds_afresh() -> None:
+    """Its store state is gone (both stores), so its rounds are too: no streak carried over."""
+    clock = FakeClock()
+    guard = Guard.from_config({"guard": {"agent_idle_seconds": 60}}, clock=clock)
+    for turn in range(3):  # the same pair of reads: three rounds in a row
+        assert all(guard.check("read", {"path": p}, "a", round=turn) for p in "xy")
+    clock.advance(120)
+    assert all(guard.check("read", {"path": p}, "a", round=3) for p in "xy")
 
 
 class CheckingAgain(GuardListener):
