@@ -152,7 +152,7 @@ class Guard(InvalidTurns, ResultReporting, StoreLifecycle):
                 return self._allowed(tool)
             if round is not None:
                 deny = self._round_denial(call, args, agent)
-                with self._listeners_after():  # the round's lock is held while deciding
+                with self._events.listeners_after():  # the round's lock is held while deciding
                     return self._rounds.check(
                         agent, round, call.key, lambda: self._decide(call, args, agent), deny
                     )
@@ -168,10 +168,6 @@ class Guard(InvalidTurns, ResultReporting, StoreLifecycle):
         if self._events.store_down:
             self._store_back()
         return self._decision(call, args, agent, outcome)
-
-    def _listeners_after(self) -> contextlib.AbstractContextManager[None]:
-        """Listener calls held back until the block ends (a listener may be added meanwhile)."""
-        return self._events.listeners_after()
 
     def _round_denial(self, call: CallKey, args: Any, agent: Any) -> Callable[[Outcome], Decision]:
         return lambda outcome: self._decision(call, args, agent, outcome)
@@ -190,7 +186,7 @@ class Guard(InvalidTurns, ResultReporting, StoreLifecycle):
             if round is not None:
                 deny = self._round_denial(call, args, agent)
                 decide = lambda: self._adecide(call, args, agent)  # noqa: E731
-                with self._listeners_after():
+                with self._events.listeners_after():
                     return await self._rounds.acheck(agent, round, call.key, decide, deny)
             return await self._adecide(call, args, agent)
         except Exception as exc:  # a caller's object raised where nothing else caught it
