@@ -58,9 +58,35 @@ class CountingWindow:
         else:
             self._put(index % self._size, key)
 
+    def newest_before(self, index: int, first: int, second: int) -> int | None:
+        """The index of the newest entry pushed before the ``index``-th that is ``first`` or
+        ``second``; None when the window holds none."""
+        table = self._table
+        if table is not None and not (table.count(first) or table.count(second)):
+            return None
+        newest = max(self._newest(first, index), self._newest(second, index))
+        return None if newest < 0 else newest
+
+    def _newest(self, key: int, before: int) -> int:
+        ring, entry, last = self._ring, key.to_bytes(8), self.pushed - 1
+        at, newest = ring.find(entry), -1
+        while at >= 0:
+            if at & 7:
+                at = ring.find(entry, at + 1)
+                continue
+            index = last - (last - (at >> 3)) % self._size
+            if newest < index < before:
+                newest = index
+            at = ring.find(entry, at + 8)
+        return newest
+
+    def holds(self, index: int) -> bool:
+        """Whether the entry pushed as the ``index``-th (from 0) is still in the window."""
+        return 0 <= self.pushed - 1 - index < len(self._ring) >> 3
+
     def replace(self, index: int, key: int) -> bool:
         """Re-key the entry pushed as the ``index``-th (from 0) if it is still in the window."""
-        if not 0 <= self.pushed - 1 - index < len(self._ring) >> 3:
+        if not self.holds(index):
             return False
         self._put(index % self._size, key)
         return True

@@ -24,7 +24,8 @@ def test_counting_window_matches_a_plain_record_of_its_last_entries(
     size: int, steps: list[tuple[int, int]]
 ) -> None:
     """Pushes, and re-keyings of an entry by how long ago it was pushed (one past the window
-    is refused), counted as a dict of the last ``size`` entries counts them."""
+    is refused), counted (and the newest entry before an index found) as a dict of the last
+    ``size`` entries counts (and finds) them."""
     window, entries = CountingWindow(size), dict[int, int]()
     for key, back in steps:
         key = KEYS[key - 1]
@@ -39,6 +40,9 @@ def test_counting_window_matches_a_plain_record_of_its_last_entries(
                 entries[index] = key
         assert len(window) == len(entries)
         assert all(window.count(k) == list(entries.values()).count(k) for k in KEYS)
+        before = window.pushed - back % 5
+        found = [i for i, k in entries.items() if i < before and k in (key, KEYS[back % 12])]
+        assert window.newest_before(before, key, KEYS[back % 12]) == max(found, default=None)
 
 
 @settings(max_examples=300, deadline=None)

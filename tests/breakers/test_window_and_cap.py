@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from loopfuse._calls import CallKey
+from loopfuse._state import AgentState, ToolResult
+from loopfuse._volatile import pair_key
 from loopfuse.breakers import CallCap, WindowBreaker
 from loopfuse.decision import Denial
 
@@ -32,3 +35,35 @@ def test_old_calls_leave_the_window() -> None:
     assert decide(breaker, state, call("read", {"path": "a"})) == Denial(
         "duplicate", 1, 1, "circuit_breaker.duplicate_limit"
     )
+
+
+def _ran(
+    breaker: WindowBreaker, state: AgentState, key: CallKey, digest: int, ok: bool | None = True
+) -> bool:
+    """Whether the call was allowed; if so, its result (``digest``) observed as the store does."""
+    if decide(breaker, state, key) is not None:
+        return False
+    state.results.index = state.window.pushed - 1
+    breaker.observe(state, key, ToolResult(digest, ok, digest if ok is False else 0))
+    state.results.settled(key.key, digest)
+    return True
+
+
+def test_a_successful_rerun_after_something_new_is_not_counted() -> None:
+    breaker, state = WindowBreaker(2, result_aware=True, result_limit=2), make_state(window=50)
+    test = call("bash", {"command": "pytest"})
+    for i in range(20):
+        assert _ran(breaker, state, call("edit", {"n": i}), 1000 + i)  # each edit's result new
+        assert _ran(breaker, state, test, 7)
+    assert state.window.count(pair_key(test.key, 7)) == 1  # its first run only
+
+
+def test_a_rerun_counts_when_nothing_new_came_since_or_when_it_failed() -> None:
+    breaker, state = WindowBreaker(2, result_aware=True, result_limit=2), make_state(window=50)
+    test, failing = call("bash", {"command": "pytest"}), call("bash", {"command": "make"})
+    assert [_ran(breaker, state, test, 7) for _ in range(3)] == [True, True, False]
+    verdicts = []
+    for i in range(3):
+        assert _ran(breaker, state, call("edit", {"n": i}), 1000 + i)
+        verdicts.append(_ran(breaker, state, failing, 9, ok=False))
+    assert verdicts == [True, True, False]

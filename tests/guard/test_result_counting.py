@@ -44,13 +44,30 @@ def test_same_result_in_a_row_is_denied_after_same_result_limit(make_guard: Guar
     assert allowed == [True] * 5 + [False, False]
 
 
-def test_result_limit_applies_to_interleaved_identical_pairs(make_guard: GuardFactory) -> None:
+def test_result_limit_applies_to_an_interleaved_identical_failure(make_guard: GuardFactory) -> None:
     guard = make_guard()
     outcomes = []
     for i in range(9):
-        run(guard, "edit", {"n": i}, "ok")
-        outcomes.append(run(guard, "bash", {"command": "make"}, "error 1"))
+        run(guard, "edit", {"n": i}, f"edited line {i}")
+        outcomes.append(run(guard, "bash", {"command": "make"}, "error 1", ok=False))
     assert outcomes == [True] * 7 + [False, False]
+    decision = guard.check("bash", {"command": "make"}, "a")
+    assert (decision.rule, decision.count, decision.limit) == ("circuit_breaker.result_limit", 7, 7)
+
+
+def test_a_passing_rerun_after_each_edit_is_never_denied(make_guard: GuardFactory) -> None:
+    guard = make_guard()
+    for i in range(60):
+        assert run(guard, "edit", {"n": i}, f"edited line {i}")
+        assert run(guard, "bash", {"command": "pytest -q"}, "12 passed")
+
+
+def test_a_passing_rerun_with_nothing_new_since_still_counts(make_guard: GuardFactory) -> None:
+    guard = make_guard({"circuit_breaker": {"same_result_limit": 0, "progress_limit": 0}})
+    assert run(guard, "edit", {"n": 0}, "edited line 0")
+    assert [run(guard, "bash", {"command": "pytest -q"}, "12 passed") for _ in range(8)] == [True] * 7 + [
+        False
+    ]
 
 
 def test_result_is_never_stored() -> None:

@@ -9,6 +9,7 @@ from .._calls import CallKey
 from .._state import AgentState, ToolResult
 from .._volatile import pair_key
 from ..decision import Denial, Kind
+from ._rerun import settled
 from ._text import CHANGE, NEW
 from ._warn import lowered
 
@@ -20,12 +21,14 @@ __all__ = ["WindowBreaker", "WindowRun"]
 
 class WindowRun:
     """The window breaker's slice of an agent's state beyond the shared window: the run of
-    one call in a row, its length, its results the same in a row, its last result."""
+    one call in a row, its length, its results the same in a row, its last result; and
+    ``news``, the window index of the newest call whose result was new to the window."""
 
-    __slots__ = ("key", "length", "result", "stale")
+    __slots__ = ("key", "length", "news", "result", "stale")
 
     def __init__(self) -> None:
         self.key = self.length = self.stale = self.result = 0
+        self.news = -1
 
 
 class WindowBreaker:
@@ -36,6 +39,11 @@ class WindowBreaker:
     repeat only if that call returned the same result as the call's latest one: the same
     call returning something new is progress. Entries whose result never arrived count as
     repeats, so a host that never reports results gets plain counting.
+
+    A successful re-run after new work is not a repeat: when a call returns, without an
+    error, a result it already returned within the window, and some call since that earlier
+    run returned a result new to the window (a test re-run after an edit), its entry is
+    re-keyed so that no limit counts it (``_rerun``).
 
     With results, three more rules apply (each 0 disables it): ``result_limit`` replaces
     ``limit`` for a call whose latest result is known; ``same_result_limit`` denies a call
@@ -150,12 +158,16 @@ class WindowBreaker:
         """A refused call never enters the window."""
 
     def observe(self, state: AgentState, call: CallKey, result: ToolResult) -> None:
-        """Re-key the call's entry by its result, so equal results count together."""
+        """Re-key the call's entry by its result, so equal results count together (a
+        successful re-run after new work by a key no limit counts)."""
         if not self.result_aware:
             return
-        state.window.replace(state.results.index, pair_key(call.key, result.digest))
-        run = state.units.get("duplicate") if state.units else None
-        if run is not None and call.key == run.key:
+        run = state.unit("duplicate", WindowRun)
+        index, window = state.results.index, state.window
+        if window.holds(index):
+            entry, run.news = settled(window, run.news, index, pair_key(call.key, result.digest), result.ok)
+            window.replace(index, entry)
+        if call.key == run.key:
             run.stale = run.stale + 1 if result.digest == run.result else 1
             run.result = result.digest
 

@@ -11,6 +11,7 @@ from .._state import AgentState, CountingWindow, ResultBook, ToolResult
 from .._volatile import pair_key
 from ..checks import check_bool, check_int, check_masks, check_names, check_window, fail
 from ..decision import Denial, Kind
+from ._rerun import settled
 from ._text import CHANGE
 from ._warn import lowered
 
@@ -33,12 +34,13 @@ DEFAULT_VOLATILE_KEYS = (
 
 class NearState:
     """The breaker's slice of an agent's state: its own window of near-duplicate keys and
-    their latest results."""
+    their latest results, and the index of its newest entry whose result was new to it."""
 
-    __slots__ = ("book", "window")
+    __slots__ = ("book", "news", "window")
 
     def __init__(self, size: int) -> None:
         self.window, self.book = CountingWindow(size), ResultBook(size)
+        self.news = -1
 
 
 _DEFAULT_WINDOW = 50
@@ -176,8 +178,11 @@ class NearDuplicateBreaker:
         if not near:
             return
         index = mine.book.take_pending(near)
-        if index is not None:
-            mine.window.replace(index, pair_key(near, result.digest))
+        if index is not None and mine.window.holds(index):
+            entry, mine.news = settled(
+                mine.window, mine.news, index, pair_key(near, result.digest), result.ok
+            )
+            mine.window.replace(index, entry)
         mine.book.remember(near, result.digest)
 
     def allowed_repeats(self) -> int | None:

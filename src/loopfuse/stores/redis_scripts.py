@@ -31,6 +31,7 @@ from .._calls import CallKey
 from .._state import ToolResult
 from .._volatile import pair_key
 from ..breakers import Breaker, NearDuplicateBreaker, SameErrorBreaker, StallBreaker, WindowBreaker
+from ..breakers._rerun import rerun_key
 from ..breakers.registry import REGISTRY
 from ..errors import ConfigError
 from .base import StoreSpec
@@ -59,8 +60,9 @@ _PROCESS = int.from_bytes(os.urandom(8))
 _TRIPS = itertools.count()
 _TOOLS_KEPT = 1024
 # A result's fixed fields as lua/observe.lua reads them: call key, result digest, their pair key,
-# '0' for a failure (else '1'), error digest, near key, its pair key, the full digest's length.
-_RESULT_HEAD = struct.Struct(">QQQcQQQB")
+# '0' for a failure (else '1'), error digest, near key, its pair key, the re-run keys of the two
+# pair keys, the full digest's length.
+_RESULT_HEAD = struct.Struct(">QQQcQQQQQB")
 
 
 class _Tool(NamedTuple):
@@ -151,14 +153,17 @@ class ScriptSet:
         digest = result.digest
         near_pair = pair_key(near, digest) if near else 0
         failed = b"0" if result.ok is False else b"1"
+        pair = pair_key(call.key, digest)
         head = _RESULT_HEAD.pack(
             call.key,
             digest,
-            pair_key(call.key, digest),
+            pair,
             failed,
             result.error,
             near,
             near_pair,
+            rerun_key(pair),
+            rerun_key(near_pair) if near else 0,
             len(call.full),
         )
         return head + call.full + self._error_scope(call)

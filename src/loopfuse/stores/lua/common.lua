@@ -92,3 +92,30 @@ local function ring_set(ring, index, entry)
   local at = index * 8
   return string.sub(ring, 1, at) .. entry .. string.sub(ring, at + 9)
 end
+
+-- The window index of the newest entry of `ring` (a ring of `bound` 8-byte entries, `pushed`
+-- pushed so far) before the `index`-th that equals `entry`, or `newest` when none is newer.
+local function newest_before(ring, entry, index, pushed, bound, newest)
+  local i = 1
+  while true do
+    local p = string.find(ring, entry, i, true)
+    if not p then return newest end
+    if (p - 1) % 8 == 0 then
+      local at = pushed - 1 - (pushed - 1 - (p - 1) / 8) % bound
+      if at > newest and at < index then newest = at end
+      i = p + 8
+    else
+      i = p + 1
+    end
+  end
+end
+
+-- The entry for the `index`-th call of `ring` now that its result's `pair` key is known, and the
+-- ring's news after it (breakers/_rerun.py): the pair key, or `rerun` for a call that returned
+-- this result before, without an error now (`failed` false), with something new since.
+local function settled_entry(ring, index, pushed, bound, pair, rerun, failed, news)
+  local previous = newest_before(ring, rerun, index, pushed, bound, newest_before(ring, pair, index, pushed, bound, -1))
+  if previous < 0 then return pair, math.max(news, index) end
+  if not failed and news > previous then return rerun, news end
+  return pair, news
+end
