@@ -61,14 +61,17 @@ class CountingWindow:
     def newest_before(self, index: int, first: int, second: int) -> int | None:
         """The index of the newest entry pushed before the ``index``-th that is ``first`` or
         ``second``; None when the window holds none."""
-        table = self._table
+        table, ring = self._table, self._ring
         if table is not None and not (table.count(first) or table.count(second)):
             return None
-        newest = max(self._newest(first, index), self._newest(second, index))
+        one, two = first.to_bytes(8), second.to_bytes(8)
+        if ring.find(one) < 0 and ring.find(two) < 0:
+            return None  # the usual case, a result new to the window: two searches in C
+        newest = max(self._newest(one, index), self._newest(two, index))
         return None if newest < 0 else newest
 
-    def _newest(self, key: int, before: int) -> int:
-        ring, entry, last = self._ring, key.to_bytes(8), self.pushed - 1
+    def _newest(self, entry: bytes, before: int) -> int:
+        ring, last = self._ring, self.pushed - 1
         at, newest = ring.find(entry), -1
         while at >= 0:
             if at & 7:
@@ -90,6 +93,10 @@ class CountingWindow:
             return False
         self._put(index % self._size, key)
         return True
+
+    def rekey(self, index: int, key: int) -> None:
+        """Re-key the entry pushed as the ``index``-th, which the caller knows ``holds``."""
+        self._put(index % self._size, key)
 
     def _put(self, slot: int, key: int) -> None:
         at = slot << 3

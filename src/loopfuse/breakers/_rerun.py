@@ -11,7 +11,7 @@ from __future__ import annotations
 from .._rings import CountingWindow
 from .._volatile import pair_key
 
-__all__ = ["rerun_key", "settled"]
+__all__ = ["rerun_key", "settle"]
 
 _RERUN = 0x72_65_72_75_6E  # b"rerun"
 
@@ -21,13 +21,18 @@ def rerun_key(pair: int) -> int:
     return pair_key(pair, _RERUN)
 
 
-def settled(window: CountingWindow, news: int, index: int, pair: int, ok: bool | None) -> tuple[int, int]:
-    """The entry for the ``index``-th call of ``window`` now that its result's ``pair`` key is
-    known, and the window's ``news`` after it (the index of the newest call whose result was
-    new to the window): the pair key, or the re-run key when the call returned this result
-    before, without an error now, and something new came since."""
+def settle(window: CountingWindow, news: int, index: int, pair: int, ok: bool | None) -> int:
+    """Re-key the ``index``-th entry of ``window`` now that its result's ``pair`` key is known,
+    if it is still in the window, and return the window's ``news`` after it (the index of the
+    newest call whose result was new to the window). The entry becomes the pair key, or the
+    re-run key when the call returned this result before, without an error now, and something
+    new came since."""
+    if not window.holds(index):
+        return news
     rerun = rerun_key(pair)
     previous = window.newest_before(index, pair, rerun)
     if previous is None:
-        return pair, max(news, index)
-    return (rerun if ok is not False and news > previous else pair), news
+        window.rekey(index, pair)
+        return max(news, index)
+    window.rekey(index, rerun if ok is not False and news > previous else pair)
+    return news

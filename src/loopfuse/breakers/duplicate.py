@@ -9,7 +9,7 @@ from .._calls import CallKey
 from .._state import AgentState, ToolResult
 from .._volatile import pair_key
 from ..decision import Denial, Kind
-from ._rerun import settled
+from ._rerun import settle
 from ._text import CHANGE, NEW
 from ._warn import lowered
 
@@ -163,10 +163,8 @@ class WindowBreaker:
         if not self.result_aware:
             return
         run = state.unit("duplicate", WindowRun)
-        index, window = state.results.index, state.window
-        if window.holds(index):
-            entry, run.news = settled(window, run.news, index, pair_key(call.key, result.digest), result.ok)
-            window.replace(index, entry)
+        pair = pair_key(call.key, result.digest)
+        run.news = settle(state.window, run.news, state.results.index, pair, result.ok)
         if call.key == run.key:
             run.stale = run.stale + 1 if result.digest == run.result else 1
             run.result = result.digest

@@ -11,7 +11,7 @@ from .._state import AgentState, CountingWindow, ResultBook, ToolResult
 from .._volatile import pair_key
 from ..checks import check_bool, check_int, check_masks, check_names, check_window, fail
 from ..decision import Denial, Kind
-from ._rerun import settled
+from ._rerun import settle
 from ._text import CHANGE
 from ._warn import lowered
 
@@ -178,11 +178,8 @@ class NearDuplicateBreaker:
         if not near:
             return
         index = mine.book.take_pending(near)
-        if index is not None and mine.window.holds(index):
-            entry, mine.news = settled(
-                mine.window, mine.news, index, pair_key(near, result.digest), result.ok
-            )
-            mine.window.replace(index, entry)
+        if index is not None:
+            mine.news = settle(mine.window, mine.news, index, pair_key(near, result.digest), result.ok)
         mine.book.remember(near, result.digest)
 
     def allowed_repeats(self) -> int | None:
