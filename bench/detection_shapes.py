@@ -122,6 +122,65 @@ SHAPES: dict[str, tuple[list[Step], int]] = {
 }
 
 
+def tests_after_edits(rounds: int, edited: Callable[[int], str], tested: Callable[[int], Step]) -> list[Step]:
+    """An edit, then the tests, ``rounds`` times: the edit's result is ``edited(n)``."""
+    steps: list[Step] = []
+    for n in range(rounds):
+        args: dict[str, object] = {"path": "/repo/mod.py", "old_str": f"x = {n}", "new_str": f"x = {n + 1}"}
+        steps += [("str_replace", args, edited(n), None), tested(n)]
+    return steps
+
+
+def passing(_: int) -> Step:
+    return ("bash", {"command": "pytest -q tests/test_mod.py"}, "12 passed in 0.41s", True)
+
+
+def falling(n: int) -> Step:
+    return ("bash", {"command": "pytest -q tests/test_mod.py"}, f"{30 - n} failed, {n} passed", False)
+
+
+def changed_line(n: int) -> str:
+    return f"The file /repo/mod.py has been edited:\n    41\tx = {n + 1}\n"
+
+
+def updated(_: int) -> str:
+    return "File updated."
+
+
+def polled(times: int) -> list[Step]:
+    steps: list[Step] = []
+    for _ in range(times):
+        steps.append(("sleep", {"seconds": 30}, "slept 30s", None))
+        steps.append(("get_job", {"job_id": "j-17"}, '{"status": "running"}', None))
+    return [*steps, ("get_job", {"job_id": "j-17"}, '{"status": "done"}', None)]
+
+
+def research(times: int) -> list[Step]:
+    steps: list[Step] = []
+    for n in range(times):
+        steps.append(
+            ("search_code", {"query": "def parse_config"}, "src/config.py:12: def parse_config(", True)
+        )
+        steps.append(("read_file", {"path": f"src/module_{n}.py"}, f"contents of module {n}", True))
+    return steps
+
+
+def pages(times: int) -> list[Step]:
+    return [("scroll_down", {}, f"[lines {100 * n + 1}-{100 * n + 100}]", None) for n in range(times)]
+
+
+# Honest work that looks repetitive: none of these is a loop, so any denial is a false positive.
+HONEST: dict[str, list[Step]] = {
+    "a passing test re-run after each of 30 edits": tests_after_edits(30, changed_line, passing),
+    "the same, the edit tool answering 'File updated.'": tests_after_edits(30, updated, passing),
+    "a failing count falling after each of 25 edits": tests_after_edits(25, changed_line, falling),
+    "a falling count, the edit tool answering 'File updated.'": tests_after_edits(25, updated, falling),
+    "a search re-run after each of 12 new findings": research(12),
+    "7 pages of one file": pages(7),
+    "a job polled 6 times, a sleep before each": polled(6),
+}
+
+
 def calls(steps: list[Step]) -> list[ToolCall]:
     return [
         ToolCall("shape", "agent", n, tool, args, None, out, ok)
@@ -147,6 +206,11 @@ def main() -> None:
     print(
         "(each cell: the call a rule first denies, counted from 1; '-': never; loop: the call the loop starts at)"
     )
+    print(f"\n{'honest work':56} {'calls':>5} {'':>4}  " + "  ".join(f"{name:>10}" for name, _ in detectors))
+    for name, steps in HONEST.items():
+        row = [shown(detect(calls(steps)), 0) for _, detect in detectors]
+        print(f"{name:56} {len(steps):5} {'':>4}  " + "  ".join(f"{cell:>10}" for cell in row))
+    print("(honest work: every denial is a false positive)")
 
 
 if __name__ == "__main__":

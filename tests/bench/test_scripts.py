@@ -190,8 +190,11 @@ def test_scan_reports_its_speed_against_json(runs: dict[str, Future[str]]) -> No
 
 def test_detection_shapes_prints_every_shape(runs: dict[str, Future[str]]) -> None:
     output = printed(runs, "detection_shapes")
-    rows = re.findall(r"^\S.*?(?: +(?:\d+|-)){8}$", output, re.MULTILINE)  # calls, loop, 6 rules
+    loops, honest = output.split("\nhonest work")
+    rows = re.findall(r"^\S.*?(?: +(?:\d+|-)){8}$", loops, re.MULTILINE)  # calls, loop, 6 rules
     assert len(rows) == 8 and "default" in output.splitlines()[0]
+    assert len(re.findall(r"^\S.*?(?: +(?:\d+|-)){7}$", honest, re.MULTILINE)) == 7  # calls, 6 rules
+    assert re.search(r"^a passing test re-run after each of 30 edits +60 +- ", honest, re.MULTILINE)
 
 
 def test_detection_eval_scores_each_corpus_and_leaves_one_out(runs: dict[str, Future[str]]) -> None:
