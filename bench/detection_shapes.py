@@ -126,9 +126,14 @@ def tests_after_edits(rounds: int, edited: Callable[[int], str], tested: Callabl
     """An edit, then the tests, ``rounds`` times: the edit's result is ``edited(n)``."""
     steps: list[Step] = []
     for n in range(rounds):
-        args: dict[str, object] = {"path": "/repo/mod.py", "old_str": f"x = {n}", "new_str": f"x = {n + 1}"}
+        args: dict[str, object] = {"path": "/repo/mod.py", "old_str": _named(n), "new_str": _named(n + 1)}
         steps += [("str_replace", args, edited(n), None), tested(n)]
     return steps
+
+
+def _named(n: int) -> str:
+    """A line that differs from the others in letters, not only in numbers (those are masked)."""
+    return f"x = compute_{chr(97 + n % 26)}{chr(97 + n // 26)}()"
 
 
 def passing(_: int) -> Step:
@@ -140,7 +145,7 @@ def falling(n: int) -> Step:
 
 
 def changed_line(n: int) -> str:
-    return f"The file /repo/mod.py has been edited:\n    41\tx = {n + 1}\n"
+    return f"The file /repo/mod.py has been edited:\n    41\t{_named(n + 1)}\n"
 
 
 def updated(_: int) -> str:

@@ -27,6 +27,7 @@ from loopfuse import ConfigError, Guard
         ({"tools": {"bash": {"colour": 1}}}, ["[tools.bash]", "colour", "allowed"]),
         ({"tools": {"bash": 3}}, ["[tools.bash]", "3", "table"]),
         ({"cycle": {"period": 3}}, ["[cycle]", "period", "max_period"]),
+        ({"stall": {"edit_tools": "write_file"}}, ["[stall]", "edit_tools", "'write_file'", "list"]),
     ],
 )
 def test_bad_values_name_section_key_value_allowed(config: dict[str, Any], names: list[str]) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from loopfuse import Guard
 from loopfuse._calls import CallKey
 from tests.store_fixtures import GuardFactory
@@ -68,6 +70,35 @@ def test_a_passing_rerun_with_nothing_new_since_still_counts(make_guard: GuardFa
     assert [run(guard, "bash", {"command": "pytest -q"}, "12 passed") for _ in range(8)] == [True] * 7 + [
         False
     ]
+
+
+def _edit_then_test(guard: Guard, edit_tool: str, rounds: int, failing: bool = False) -> int:
+    """Rounds of an edit answered "File updated." and a test run; how many passed unrefused."""
+    for n in range(rounds):
+        edit = {"path": "app.py", "content": f"def f(): return {chr(97 + n % 26)}{chr(97 + n // 26)}"}
+        text, ok = (f"{rounds - n} failed", False) if failing else ("12 passed", True)
+        if not (run(guard, edit_tool, edit, "File updated.") and run(guard, "pytest", {}, text, ok=ok)):
+            return n
+    return rounds
+
+
+@pytest.mark.parametrize("failing", [False, True])
+def test_an_edit_tool_with_a_fixed_answer_still_brings_something_new(
+    make_guard: GuardFactory, failing: bool
+) -> None:
+    assert _edit_then_test(make_guard(), "write_file", 30, failing) == 30
+
+
+@pytest.mark.parametrize(("failing", "rounds"), [(False, 8), (True, 4)])  # stall: limit, error_limit
+def test_a_tool_not_named_an_edit_tool_brings_nothing_new_with_a_fixed_answer(
+    make_guard: GuardFactory, failing: bool, rounds: int
+) -> None:
+    assert _edit_then_test(make_guard(), "update_file", 30, failing) == rounds
+
+
+def test_stall_edit_tools_names_the_edit_tools(make_guard: GuardFactory) -> None:
+    guard = make_guard({"stall": {"edit_tools": ["update_file"]}})
+    assert _edit_then_test(guard, "update_file", 30) == 30
 
 
 def test_result_is_never_stored() -> None:

@@ -20,6 +20,10 @@ a trivial variant or a no-op that would let it go round once more (the published
 OpenHands stops the agent after 4 identical action-and-observation pairs). That refusal is
 one call only: the call after it is judged as usual.
 
+A successful call of an edit tool (``edit_tools``) that was not made lately is something new
+whatever it answers: a tool that writes a file and answers "File updated." changed the code the
+next test run tests, as much as one that answers with the changed lines.
+
 A tool that keeps failing the same way with nothing new in between is stuck too, whatever
 its arguments: the same class looked up in one file after another, each answer "could not
 find class X". ``tool_error_limit`` counts those per tool (for a batch tool, per identical
@@ -35,7 +39,7 @@ from typing import TYPE_CHECKING, ClassVar
 from .._calls import CallKey
 from .._state import AgentState, RecentDigests, ToolResult
 from .._volatile import pair_key
-from ..checks import check_bool, check_int, check_window
+from ..checks import check_bool, check_int, check_names, check_window
 from ..decision import Denial, Kind
 from ._results_only import ResultsOnly
 from ._text import CHANGE
@@ -44,7 +48,14 @@ from ._warn import lowered
 if TYPE_CHECKING:
     from ..config import GuardConfig
 
-__all__ = ["StallBreaker", "StallConfig", "StallState"]
+__all__ = ["DEFAULT_EDIT_TOOLS", "StallBreaker", "StallConfig", "StallState"]
+
+# Edit tools of well-known agents and MCP servers: Claude Code, the MCP filesystem server,
+# SWE-agent, OpenHands, the OpenAI Agents SDK.
+DEFAULT_EDIT_TOOLS = (
+    "Edit", "MultiEdit", "NotebookEdit", "Write", "apply_patch", "create", "create_file", "edit",
+    "edit_file", "str_replace", "str_replace_editor", "write_file",
+)  # fmt: skip
 
 _COUNT, _FAILED = 0xFFFF, 1 << 16  # a pair's entry: novelty stamp << 17 | failed | count
 _MASK63 = (1 << 63) - 1
@@ -62,8 +73,10 @@ class StallConfig:
     tool_error_limit: int = 12
     window: int = 32
     warn_at: int = 0
+    edit_tools: tuple[str, ...] = DEFAULT_EDIT_TOOLS
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "edit_tools", check_names("stall", "edit_tools", self.edit_tools))
         check_int("stall", "warn_at", self.warn_at, 0)
         check_bool("stall", "enabled", self.enabled)
         check_int("stall", "limit", self.limit, 0)
@@ -144,10 +157,12 @@ class StallBreaker(ResultsOnly):
         *,
         tool_error_limit: int = 12,
         batch_tools: Iterable[str] = (),
+        edit_tools: Iterable[str] = DEFAULT_EDIT_TOOLS,
     ) -> None:
         self.limit, self.error_limit, self.window = limit, error_limit, window
         self.tool_error_limit = tool_error_limit
         self.batch_tools = frozenset(batch_tools)
+        self.edit_tools = frozenset(edit_tools)
 
     @classmethod
     def from_config(cls, config: GuardConfig) -> StallBreaker | None:
@@ -156,7 +171,12 @@ class StallBreaker(ResultsOnly):
             return None
         batch = [t for t, rule in config.tools.items() if rule.batch]
         return cls(
-            st.limit, st.error_limit, st.window, tool_error_limit=st.tool_error_limit, batch_tools=batch
+            st.limit,
+            st.error_limit,
+            st.window,
+            tool_error_limit=st.tool_error_limit,
+            batch_tools=batch,
+            edit_tools=st.edit_tools,
         )
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
@@ -214,7 +234,7 @@ class StallBreaker(ResultsOnly):
         mine = state.unit("stall", lambda: StallState(self.window))
         failed = result.ok is False
         outcome = (result.error if failed else result.digest) or 1
-        if mine.seen.get(outcome) is None:
+        if mine.seen.get(outcome) is None or (not failed and self._new_edit(mine, call)):
             mine.novel += 1
         mine.seen.put(outcome, 1)
         count = _counted(mine.last, mine.pairs, call.key, outcome, mine.novel, _FAILED if failed else 0)
@@ -225,6 +245,10 @@ class StallBreaker(ResultsOnly):
             # By the whole error, numbers kept: "order 3 not found" and "order 4 not found" differ.
             _counted(mine.tool_last, mine.tool_pairs, self._tool_key(call), result.digest or 1, mine.novel, 0)
             mine.tool_novel = mine.novel
+
+    def _new_edit(self, mine: StallState, call: CallKey) -> bool:
+        """A call of an edit tool not made lately: it changed something, whatever it answered."""
+        return call.tool in self.edit_tools and mine.last.get(call.key) is None
 
     def _similar_counted(self, mine: StallState, call: CallKey, error: int) -> int:
         """The failure once more for the call's near key: how many times in a row, nothing new between."""

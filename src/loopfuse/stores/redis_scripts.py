@@ -61,8 +61,8 @@ _TRIPS = itertools.count()
 _TOOLS_KEPT = 1024
 # A result's fixed fields as lua/observe.lua reads them: call key, result digest, their pair key,
 # '0' for a failure (else '1'), error digest, near key, its pair key, the re-run keys of the two
-# pair keys, the full digest's length.
-_RESULT_HEAD = struct.Struct(">QQQcQQQQQB")
+# pair keys, '1' for a call of an edit tool (else '0'), the full digest's length.
+_RESULT_HEAD = struct.Struct(">QQQcQQQQQcB")
 
 
 class _Tool(NamedTuple):
@@ -118,6 +118,7 @@ class ScriptSet:
         # Whether every check needs the near-duplicate key, results or not.
         self.near_from_start = self._near is not None and not self._near.only_with_results
         # The batch tools (`[tools.<name>] batch`), which same_error and stall both keep.
+        self._edits = frozenset().union(*(b.edit_tools for b in breakers if isinstance(b, StallBreaker)))
         self._batch = frozenset().union(
             *(b.batch_tools for b in breakers if isinstance(b, SameErrorBreaker | StallBreaker))
         )
@@ -164,6 +165,7 @@ class ScriptSet:
             near_pair,
             rerun_key(pair),
             rerun_key(near_pair) if near else 0,
+            b"1" if call.tool in self._edits else b"0",
             len(call.full),
         )
         return head + call.full + self._error_scope(call)

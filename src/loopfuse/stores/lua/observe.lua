@@ -10,10 +10,11 @@
 --   42-49  the pair key of the near-duplicate key and the result digest
 --   50-57  the re-run key of the pair key (breakers/_rerun.py)
 --   58-65  the re-run key of the near-duplicate pair key
---   66     the length n of the call's full digest, which follows (67 to 66 + n), then the tool's name
+--   66     '1' when the call's tool is an edit tool ([stall] edit_tools)
+--   67     the length n of the call's full digest, which follows (68 to 67 + n), then the tool's name
 -- Each fragment's unit('observe', b, r) gets them as r.key, r.result, r.pair, r.failed, r.err, r.near,
--- r.near_pair, r.rerun, r.near_rerun, r.digest, r.tool, with r.index (the call's window index),
--- r.calls and r.puts.
+-- r.near_pair, r.rerun, r.near_rerun, r.edit, r.digest, r.tool, with r.index (the call's window
+-- index), r.calls and r.puts.
 --
 -- A result counts only for an allowed call awaiting it, once (as AgentState.awaited_entry):
 -- until the agent's first result, the newest call (`aw`); then the last calls in `pend`.
@@ -38,13 +39,13 @@ end
 
 -- The state is written, and its expiry refreshed, once per round trip, after (flush.lua, decide.lua).
 local function observe(arg)
-  local n = string.byte(arg, 66)
+  local n = string.byte(arg, 67)
   local r = {
     key = string.sub(arg, 1, 8), result = string.sub(arg, 9, 16), pair = string.sub(arg, 17, 24),
     failed = string.sub(arg, 25, 25) == '0', err = string.sub(arg, 26, 33),
     near = string.sub(arg, 34, 41), near_pair = string.sub(arg, 42, 49),
     rerun = string.sub(arg, 50, 57), near_rerun = string.sub(arg, 58, 65),
-    digest = string.sub(arg, 67, 66 + n), tool = string.sub(arg, 67 + n),
+    edit = string.sub(arg, 66, 66) == '1', digest = string.sub(arg, 68, 67 + n), tool = string.sub(arg, 68 + n),
     calls = tonumber(F.calls) or 0, puts = tonumber(F.puts) or 0,
   }
   r.index = awaited_entry(r.key, r.calls)

@@ -1,7 +1,8 @@
 -- loopfuse: the stall breaker (breakers/stall.py), run by decide.lua and observe.lua.
 --
 -- Settings: {'stall', limit, error_limit, window, tool_error_limit}. Its state, in the agent's hash (KEYS[1]):
---   st:n  how many new outcomes the agent has had
+--   st:n  how many new outcomes the agent has had (an outcome not seen lately, or a successful call
+--         of an edit tool, observe.lua's r.edit, not made lately)
 -- and a table of what its last `window` updates wrote (one update per result observed), as
 -- records, the newest first:
 --   st:p  per call and outcome: call key, outcome, failed (0/1), count (5 digits) and the st:n
@@ -75,7 +76,10 @@ UNITS['stall'] = function(op, b, x)
     local outcome = failed and x.err or x.result
     if outcome == NONE then outcome = string.rep('\0', 7) .. '\1' end
     local novel, pairs_, entry = tonumber(F['st:n']) or 0, F['st:p'] or '', key .. outcome
-    if not find_record(pairs_, outcome, STALL_PAIR, 8) then novel = novel + 1 end  -- not seen lately
+    if not find_record(pairs_, outcome, STALL_PAIR, 8)  -- not seen lately
+      or (x.edit and not failed and not find_record(pairs_, key, STALL_PAIR)) then  -- an edit not made lately
+      novel = novel + 1
+    end
     local stamp, count = string.format('%012d', novel), 1
     local q = find_record(pairs_, entry, STALL_PAIR)
     if q and string.sub(pairs_, q + 22, q + 33) == stamp then
