@@ -29,12 +29,10 @@ def test_a_run_stopped_for_looping_leaves_no_state_behind() -> None:
 async def test_a_sub_agent_run_ending_inside_a_tool_keeps_the_outer_run_state() -> None:
     counter, guard = Counter(), Guard.from_config(LIMITS)
     inner = make_agent(ScriptedModel(forever), guard, counter)
-    turns = [forever(0), forever(0), [("delegate", {"task": "x"})], *[forever(0)] * 4]
+    turns = [forever(0), forever(0), [("delegate", {"task": "x"})], forever(0), forever(0)]
     outer = make_agent(ScriptedModel(playing(turns)), guard, counter)
     add_delegate(outer, inner)
 
     assert (await outer.run("go")).output == "done"
-    # Outer: the 5th search was denied, as its first two still count (the 3rd, a re-run after
-    # the delegate's new result, does not); with them forgotten the 6th would be. Inner: 3.
-    assert counter.runs == 4 + 3
+    assert counter.runs == 3 + 3  # outer: the 4th search was denied; inner: stopped after 3
     assert guard.stats()["agents"] == 0

@@ -49,11 +49,11 @@ def _ran(
     return True
 
 
-def test_a_successful_rerun_after_something_new_is_not_counted() -> None:
+def test_a_successful_rerun_after_an_edit_is_not_counted() -> None:
     breaker, state = WindowBreaker(2, result_aware=True, result_limit=2), make_state(window=50)
     test = call("bash", {"command": "pytest"})
     for i in range(20):
-        assert _ran(breaker, state, call("edit", {"n": i}), 1000 + i)  # each edit's result new
+        assert _ran(breaker, state, call("edit", {"n": i}), 1000 + i)  # an edit new to the window
         assert _ran(breaker, state, test, 7)
     assert state.window.count(pair_key(test.key, 7)) == 1  # its first run only
 

@@ -46,6 +46,15 @@ def test_same_result_in_a_row_is_denied_after_same_result_limit(make_guard: Guar
     assert allowed == [True] * 5 + [False, False]
 
 
+def test_result_limit_applies_to_interleaved_identical_pairs(make_guard: GuardFactory) -> None:
+    guard = make_guard()
+    outcomes = []
+    for i in range(9):
+        run(guard, "edit", {"n": i}, "ok")
+        outcomes.append(run(guard, "bash", {"command": "make"}, "error 1"))
+    assert outcomes == [True] * 7 + [False, False]
+
+
 def test_result_limit_applies_to_an_interleaved_identical_failure(make_guard: GuardFactory) -> None:
     guard = make_guard()
     outcomes = []
@@ -61,7 +70,25 @@ def test_a_passing_rerun_after_each_edit_is_never_denied(make_guard: GuardFactor
     guard = make_guard()
     for i in range(60):
         assert run(guard, "edit", {"n": i}, f"edited line {i}")
-        assert run(guard, "bash", {"command": "pytest -q"}, "12 passed")
+        assert run(guard, "bash", {"command": "pytest -q"}, "12 passed", ok=True)
+
+
+def test_a_rerun_not_reported_as_a_success_counts_after_edits(make_guard: GuardFactory) -> None:
+    guard = make_guard()  # ok not given: it could be the same failure again
+    outcomes = []
+    for i in range(9):
+        run(guard, "edit", {"n": i}, f"edited line {i}")
+        outcomes.append(run(guard, "bash", {"command": "pytest -q"}, "12 passed"))
+    assert outcomes == [True] * 7 + [False, False]
+
+
+def test_a_rerun_after_a_call_that_is_not_an_edit_counts(make_guard: GuardFactory) -> None:
+    guard = make_guard()  # a new search result is no edit: the same search 8 times is refused
+    outcomes = []
+    for i in range(9):
+        run(guard, "read_file", {"path": f"src/m{i}.py"}, f"module {i}", ok=True)
+        outcomes.append(run(guard, "search", {"q": "parse_config"}, "src/config.py:12", ok=True))
+    assert outcomes == [True] * 7 + [False, False]
 
 
 def test_a_passing_rerun_with_nothing_new_since_still_counts(make_guard: GuardFactory) -> None:
@@ -89,7 +116,7 @@ def test_an_edit_tool_with_a_fixed_answer_still_brings_something_new(
     assert _edit_then_test(make_guard(), "write_file", 30, failing) == 30
 
 
-@pytest.mark.parametrize(("failing", "rounds"), [(False, 8), (True, 4)])  # stall: limit, error_limit
+@pytest.mark.parametrize(("failing", "rounds"), [(False, 7), (True, 4)])  # result_limit; stall error_limit
 def test_a_tool_not_named_an_edit_tool_brings_nothing_new_with_a_fixed_answer(
     make_guard: GuardFactory, failing: bool, rounds: int
 ) -> None:

@@ -40,7 +40,7 @@ def test_same_result_in_a_row_is_denied_at_same_result_limit(make_guard: GuardFa
 def test_known_result_raises_the_window_limit_to_result_limit(make_guard: GuardFactory) -> None:
     guard = make_guard({"circuit_breaker": {"duplicate_limit": 2, "same_result_limit": 0}})
     for _ in range(3):  # without results the third would be denied (2/2); result_limit is 3
-        assert run(guard, "read", {"p": 1}, "x", ok=False) and run(guard, "read", {"p": 2}, "y")
+        assert run(guard, "read", {"p": 1}, "x") and run(guard, "read", {"p": 2}, "y")
     assert outcome(guard, "read", {"p": 1}) == (False, "duplicate", 3, 3)
 
 
@@ -128,7 +128,7 @@ def test_results_of_parallel_calls_rekey_their_near_duplicate_entries(make_guard
     assert all(guard.check(tool, args, "a") for tool, args in turn)  # one turn, results after
     for tool, args in turn:
         guard.record_result(tool, args, "no match" if tool == "search" else "text", "a")
-    assert run(guard, "search", {"q": "job 2"}, "no match", ok=False)  # a failure: never a re-run
+    assert run(guard, "search", {"q": "job 2"}, "no match")
     assert outcome(guard, "search", {"q": "job 3"}) == (False, "near_duplicate", 2, 2)
 
 

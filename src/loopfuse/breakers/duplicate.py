@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, ClassVar
 
 from .._calls import CallKey
 from .._state import AgentState, ToolResult
 from .._volatile import pair_key
 from ..decision import Denial, Kind
-from ._rerun import settle
+from ._rerun import DEFAULT_EDIT_TOOLS, settle
 from ._text import CHANGE, NEW
 from ._warn import lowered
 
@@ -22,13 +22,13 @@ __all__ = ["WindowBreaker", "WindowRun"]
 class WindowRun:
     """The window breaker's slice of an agent's state beyond the shared window: the run of
     one call in a row, its length, its results the same in a row, its last result; and
-    ``news``, the window index of the newest call whose result was new to the window."""
+    ``edited``, the window index of the newest successful edit new to the window."""
 
-    __slots__ = ("key", "length", "news", "result", "stale")
+    __slots__ = ("edited", "key", "length", "result", "stale")
 
     def __init__(self) -> None:
         self.key = self.length = self.stale = self.result = 0
-        self.news = -1
+        self.edited = -1
 
 
 class WindowBreaker:
@@ -40,10 +40,10 @@ class WindowBreaker:
     call returning something new is progress. Entries whose result never arrived count as
     repeats, so a host that never reports results gets plain counting.
 
-    A successful re-run after new work is not a repeat: when a call returns, without an
-    error, a result it already returned within the window, and some call since that earlier
-    run returned a result new to the window (a test re-run after an edit), its entry is
-    re-keyed so that no limit counts it (``_rerun``).
+    A successful re-run after an edit is not a repeat: when a call returns, without an
+    error, a result it already returned within the window, and a call of one of ``edit_tools``
+    with new arguments succeeded since that earlier run (a test re-run after an edit), its
+    entry is re-keyed so that no limit counts it (``_rerun``).
 
     With results, three more rules apply (each 0 disables it): ``result_limit`` replaces
     ``limit`` for a call whose latest result is known; ``same_result_limit`` denies a call
@@ -91,8 +91,10 @@ class WindowBreaker:
         same_result_limit: int = 0,
         progress_limit: int = 0,
         tool_limits: Mapping[str, int] | None = None,
+        edit_tools: Iterable[str] = DEFAULT_EDIT_TOOLS,
     ) -> None:
         self.limit = limit
+        self.edit_tools = frozenset(edit_tools)
         self.result_aware = result_aware
         self.result_limit = result_limit
         self.same_result_limit = same_result_limit
@@ -112,6 +114,7 @@ class WindowBreaker:
             same_result_limit=cb.same_result_limit,
             progress_limit=cb.progress_limit or 0,
             tool_limits=limits,
+            edit_tools=config.section("stall").edit_tools,
         )
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
@@ -159,12 +162,12 @@ class WindowBreaker:
 
     def observe(self, state: AgentState, call: CallKey, result: ToolResult) -> None:
         """Re-key the call's entry by its result, so equal results count together (a
-        successful re-run after new work by a key no limit counts)."""
+        successful re-run after an edit by a key no limit counts)."""
         if not self.result_aware:
             return
         run = state.unit("duplicate", WindowRun)
-        pair = pair_key(call.key, result.digest)
-        run.news = settle(state.window, run.news, state.results.index, pair, result.ok)
+        pair, edit = pair_key(call.key, result.digest), call.tool in self.edit_tools
+        run.edited = settle(state.window, run.edited, state.results.index, pair, result.ok, edit)
         if call.key == run.key:
             run.stale = run.stale + 1 if result.digest == run.result else 1
             run.result = result.digest

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -11,7 +11,7 @@ from .._state import AgentState, CountingWindow, ResultBook, ToolResult
 from .._volatile import pair_key
 from ..checks import check_bool, check_int, check_masks, check_names, check_window, fail
 from ..decision import Denial, Kind
-from ._rerun import settle
+from ._rerun import DEFAULT_EDIT_TOOLS, settle
 from ._text import CHANGE
 from ._warn import lowered
 
@@ -34,13 +34,13 @@ DEFAULT_VOLATILE_KEYS = (
 
 class NearState:
     """The breaker's slice of an agent's state: its own window of near-duplicate keys and
-    their latest results, and the index of its newest entry whose result was new to it."""
+    their latest results, and the index of its newest successful edit new to it."""
 
-    __slots__ = ("book", "news", "window")
+    __slots__ = ("book", "edited", "window")
 
     def __init__(self, size: int) -> None:
         self.window, self.book = CountingWindow(size), ResultBook(size)
-        self.news = -1
+        self.edited = -1
 
 
 _DEFAULT_WINDOW = 50
@@ -115,12 +115,14 @@ class NearDuplicateBreaker:
         result_aware: bool = True,
         only_with_results: bool = False,
         tool_limits: Mapping[str, int] | None = None,
+        edit_tools: Iterable[str] = DEFAULT_EDIT_TOOLS,
     ) -> None:
         self.limit = limit
         self.window = window
         self.result_aware = result_aware
         self.only_with_results = only_with_results
         self.tool_limits = dict(tool_limits or {})
+        self.edit_tools = frozenset(edit_tools)
 
     @property
     def awaits_results(self) -> bool:
@@ -134,7 +136,8 @@ class NearDuplicateBreaker:
             return None
         limits = {t: r.near_duplicate_limit for t, r in config.tools.items() if r.near_duplicate_limit}
         flags = {"result_aware": nd.result_aware, "only_with_results": nd.only_with_results}
-        return cls(nd.limit, nd.window, tool_limits=limits, **flags)
+        edits = config.section("stall").edit_tools
+        return cls(nd.limit, nd.window, tool_limits=limits, edit_tools=edits, **flags)
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
         mine = state.units.get("near_duplicate") if state.units else None
@@ -179,7 +182,8 @@ class NearDuplicateBreaker:
             return
         index = mine.book.take_pending(near)
         if index is not None:
-            mine.news = settle(mine.window, mine.news, index, pair_key(near, result.digest), result.ok)
+            pair, edit = pair_key(near, result.digest), call.tool in self.edit_tools
+            mine.edited = settle(mine.window, mine.edited, index, pair, result.ok, edit)
         mine.book.remember(near, result.digest)
 
     def allowed_repeats(self) -> int | None:

@@ -41,6 +41,7 @@ from .._state import AgentState, RecentDigests, ToolResult
 from .._volatile import pair_key
 from ..checks import check_bool, check_int, check_names, check_window
 from ..decision import Denial, Kind
+from ._rerun import DEFAULT_EDIT_TOOLS
 from ._results_only import ResultsOnly
 from ._text import CHANGE
 from ._warn import lowered
@@ -50,12 +51,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_EDIT_TOOLS", "StallBreaker", "StallConfig", "StallState"]
 
-# Edit tools of well-known agents and MCP servers: Claude Code, the MCP filesystem server,
-# SWE-agent, OpenHands, the OpenAI Agents SDK.
-DEFAULT_EDIT_TOOLS = (
-    "Edit", "MultiEdit", "NotebookEdit", "Write", "apply_patch", "create", "create_file", "edit",
-    "edit_file", "str_replace", "str_replace_editor", "write_file",
-)  # fmt: skip
 
 _COUNT, _FAILED = 0xFFFF, 1 << 16  # a pair's entry: novelty stamp << 17 | failed | count
 _MASK63 = (1 << 63) - 1

@@ -60,7 +60,7 @@ _PROCESS = int.from_bytes(os.urandom(8))
 _TRIPS = itertools.count()
 _TOOLS_KEPT = 1024
 # A result's fixed fields as lua/observe.lua reads them: call key, result digest, their pair key,
-# '0' for a failure (else '1'), error digest, near key, its pair key, the re-run keys of the two
+# '0' for a failure ('2' a success, '1' neither said), error digest, near key, its pair key, the re-run keys of the two
 # pair keys, '1' for a call of an edit tool (else '0'), the full digest's length.
 _RESULT_HEAD = struct.Struct(">QQQcQQQQQcB")
 
@@ -118,7 +118,7 @@ class ScriptSet:
         # Whether every check needs the near-duplicate key, results or not.
         self.near_from_start = self._near is not None and not self._near.only_with_results
         # The batch tools (`[tools.<name>] batch`), which same_error and stall both keep.
-        self._edits = frozenset().union(*(b.edit_tools for b in breakers if isinstance(b, StallBreaker)))
+        self._edits = frozenset().union(*(getattr(b, "edit_tools", ()) for b in breakers))
         self._batch = frozenset().union(
             *(b.batch_tools for b in breakers if isinstance(b, SameErrorBreaker | StallBreaker))
         )
@@ -153,7 +153,7 @@ class ScriptSet:
         near = call.near if self._near is not None else 0
         digest = result.digest
         near_pair = pair_key(near, digest) if near else 0
-        failed = b"0" if result.ok is False else b"1"
+        failed = b"0" if result.ok is False else b"2" if result.ok is True else b"1"
         pair = pair_key(call.key, digest)
         head = _RESULT_HEAD.pack(
             call.key,

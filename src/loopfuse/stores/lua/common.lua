@@ -110,12 +110,16 @@ local function newest_before(ring, entry, index, pushed, bound, newest)
   end
 end
 
--- The entry for the `index`-th call of `ring` now that its result's `pair` key is known, and the
--- ring's news after it (breakers/_rerun.py): the pair key, or `rerun` for a call that returned
--- this result before, without an error now (`failed` false), with something new since.
-local function settled_entry(ring, index, pushed, bound, pair, rerun, failed, news)
+-- The entry for the `index`-th call of `ring` now that its result's `pair` key is known, and
+-- `edited` after it (breakers/_rerun.py: the index of the newest successful call of an edit tool,
+-- `edit`, new to the ring): the pair key, or `rerun` for a call that returned this result
+-- before, succeeded now (`succeeded`: the host said ok), with an edit since.
+local function settled_entry(ring, index, pushed, bound, pair, rerun, x, edited)
   local previous = newest_before(ring, rerun, index, pushed, bound, newest_before(ring, pair, index, pushed, bound, -1))
-  if previous < 0 then return pair, math.max(news, index) end
-  if not failed and news > previous then return rerun, news end
-  return pair, news
+  if previous < 0 then
+    if x.edit and not x.failed then return pair, math.max(edited, index) end
+    return pair, edited
+  end
+  if x.succeeded and edited > previous then return rerun, edited end
+  return pair, edited
 end

@@ -5,14 +5,14 @@
 -- decide.lua. A result is one argument, its fields at fixed byte positions:
 --   1-8    the call's window key                 9-16   the result digest
 --   17-24  the pair key of the call key and the result digest
---   25     '0' when the result is an error       26-33  the error digest
+--   25     '0' when the result is an error, '2' a success (ok true), else '1'    26-33  the error digest
 --   34-41  the call's near-duplicate key (NONE when it has none)
 --   42-49  the pair key of the near-duplicate key and the result digest
 --   50-57  the re-run key of the pair key (breakers/_rerun.py)
 --   58-65  the re-run key of the near-duplicate pair key
---   66     '1' when the call's tool is an edit tool ([stall] edit_tools)
+--   66     '1' when the call's tool is an edit tool ([stall] edit_tools: stall and breakers/_rerun.py)
 --   67     the length n of the call's full digest, which follows (68 to 67 + n), then the tool's name
--- Each fragment's unit('observe', b, r) gets them as r.key, r.result, r.pair, r.failed, r.err, r.near,
+-- Each fragment's unit('observe', b, r) gets them as r.key, r.result, r.pair, r.failed, r.succeeded, r.err, r.near,
 -- r.near_pair, r.rerun, r.near_rerun, r.edit, r.digest, r.tool, with r.index (the call's window
 -- index), r.calls and r.puts.
 --
@@ -42,7 +42,7 @@ local function observe(arg)
   local n = string.byte(arg, 67)
   local r = {
     key = string.sub(arg, 1, 8), result = string.sub(arg, 9, 16), pair = string.sub(arg, 17, 24),
-    failed = string.sub(arg, 25, 25) == '0', err = string.sub(arg, 26, 33),
+    failed = string.sub(arg, 25, 25) == '0', succeeded = string.sub(arg, 25, 25) == '2', err = string.sub(arg, 26, 33),
     near = string.sub(arg, 34, 41), near_pair = string.sub(arg, 42, 49),
     rerun = string.sub(arg, 50, 57), near_rerun = string.sub(arg, 58, 65),
     edit = string.sub(arg, 66, 66) == '1', digest = string.sub(arg, 68, 67 + n), tool = string.sub(arg, 68 + n),

@@ -8,7 +8,7 @@
 --   np  how many near keys were pushed     npend  the pushed entries awaiting their result
 --   nl  the latest result of each near key among the last `window` results: records of the
 --       near key and the pair key of it and its result, the newest first (as lr, observe.lua)
---   nn  the index of its newest entry whose result was new to it (as dn, duplicate.lua)
+--   nn  the index of its newest successful edit new to it (as dn, duplicate.lua)
 -- fields: nw np npend nl nn
 -- ops: check record observe
 
@@ -53,10 +53,10 @@ UNITS['near_duplicate'] = function(op, b, x)
       put('npend', string.sub(records, 1, p - 1) .. string.sub(records, p + RECORD))
       local age = pushed - 1 - index
       if age >= 0 and age < math.min(pushed, b[2]) then
-        local ring, news = F.nw or '', tonumber(F.nn) or -1
-        local entry, now = settled_entry(ring, index, pushed, b[2], x.near_pair, x.near_rerun, x.failed, news)
+        local ring, edited = F.nw or '', tonumber(F.nn) or -1
+        local entry, now = settled_entry(ring, index, pushed, b[2], x.near_pair, x.near_rerun, x, edited)
         put('nw', ring_set(ring, index % b[2], entry))
-        put('nn', now, news)
+        put('nn', now, edited)
       end
     end
     put('nl', newest_first(F.nl or '', near .. x.near_pair, 16, b[2]))
