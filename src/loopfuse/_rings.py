@@ -67,21 +67,26 @@ class CountingWindow:
         one, two = first.to_bytes(8), second.to_bytes(8)
         if ring.find(one) < 0 and ring.find(two) < 0:
             return None  # the usual case, a result new to the window: two searches in C
-        newest = max(self._newest(one, index), self._newest(two, index))
+        newest = max(self._newest_index(one, index), self._newest_index(two, index))
         return None if newest < 0 else newest
 
-    def _newest(self, entry: bytes, before: int) -> int:
-        ring, last = self._ring, self.pushed - 1
-        at, newest = ring.find(entry), -1
-        while at >= 0:
-            if at & 7:
-                at = ring.find(entry, at + 1)
-                continue
-            index = last - (last - (at >> 3)) % self._size
-            if newest < index < before:
-                newest = index
-            at = ring.find(entry, at + 8)
-        return newest
+    def _newest_index(self, entry: bytes, before: int) -> int:
+        """The index of the newest ``entry`` pushed before the ``before``-th, or -1. Searched
+        backwards from the slot of the ``before``-th (older entries come first that way, then
+        those pushed after it), so the first match decides, however many the window holds."""
+        ring, last, size = self._ring, self.pushed - 1, self._size
+        if before > last:  # not pushed yet: every entry is older, the newest just below this slot
+            at, skip = (self.pushed % size) << 3, 0
+        elif self.holds(before):
+            at, skip = (before % size) << 3, 8
+        else:
+            return -1  # it left the window, and every older entry before it
+        for start, end in ((0, at), (at + skip, len(ring))):
+            found = _newest(ring, entry, start, end)
+            if found >= 0:
+                index = last - (last - (found >> 3)) % size
+                return index if index < before else -1
+        return -1
 
     def holds(self, index: int) -> bool:
         """Whether the entry pushed as the ``index``-th (from 0) is still in the window."""
