@@ -40,10 +40,10 @@ class WindowBreaker:
     call returning something new is progress. Entries whose result never arrived count as
     repeats, so a host that never reports results gets plain counting.
 
-    A successful re-run after an edit is not a repeat: when a call returns, without an
-    error, a result it already returned within the window, and a call of one of ``edit_tools``
-    with new arguments succeeded since that earlier run (a test re-run after an edit), its
-    entry is re-keyed so that no limit counts it (``_rerun``).
+    A successful re-run after an edit is not a repeat: when a call succeeds (``ok`` true) with
+    a result it already returned within the window, and a call of one of ``edit_tools`` new to
+    the window succeeded since that earlier run (a test re-run after an edit), its entry is
+    re-keyed so that no limit counts it (``_rerun``).
 
     With results, three more rules apply (each 0 disables it): ``result_limit`` replaces
     ``limit`` for a call whose latest result is known; ``same_result_limit`` denies a call
