@@ -89,10 +89,16 @@ class AgentResults(ResultBook):
     def arrived(self, key: int, newest: int) -> int | None:
         """The window index of the allowed call ``key`` whose result this is (``newest``: the
         newest allowed call's), taken off the awaited calls and kept in ``index``; None when
-        no allowed call of ``key`` awaits a result."""
+        no allowed call of ``key`` awaits a result.
+
+        Before the agent's first result, a result for another call than the newest (calls run
+        side by side, their results reported after them all) is not placed, but from then on
+        each call awaits its own: an agent whose every turn runs two calls would otherwise
+        never have a result counted."""
         if not self.reporting:
             found = newest if key == self.awaited else None
             self.awaited = 0
+            self.reporting = found is None
         else:
             found = self.take_pending(key)
         if found is not None:

@@ -225,3 +225,14 @@ def test_a_result_for_an_agent_redis_cannot_key_is_ignored(redis_server: RedisSe
     guard.record_result("read", {"p": 1}, "content", agent=42)  # check would raise ConfigError
     assert guard.stats()["fail_open"]["result"] == 1
     guard.close()
+
+
+def test_calls_run_side_by_side_from_the_first_turn_have_their_results_counted(
+    make_guard: GuardFactory,
+) -> None:
+    guard = make_guard()  # each turn checks both calls, then reports both results in order
+    for i in range(10):
+        turn = [("search", {"q": f"query {i}"}, f"hits {i}"), ("read", {"path": "log.txt"}, f"line {i}")]
+        assert all(guard.check(tool, args, "a").allowed for tool, args, _ in turn), i
+        for tool, args, result in turn:
+            guard.record_result(tool, args, result, "a", ok=True)

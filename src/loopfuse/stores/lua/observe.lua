@@ -17,7 +17,8 @@
 -- index), r.calls and r.puts.
 --
 -- A result counts only for an allowed call awaiting it, once (as AgentState.awaited_entry):
--- until the agent's first result, the newest call (`aw`); then the last calls in `pend`.
+-- until the agent's first result, the newest call (`aw`); then the last calls in `pend` (a result
+-- for another call before the first one counted turns that on: puts 1, as AgentResults.arrived).
 -- The latest result of each of the last `size` call keys that had one is the hash field `lr`:
 -- records of the call key and the pair key of it and its result, the newest first.
 -- observe(arg) returns 1 when the result counted, else 0.
@@ -49,7 +50,10 @@ local function observe(arg)
     calls = tonumber(F.calls) or 0, puts = tonumber(F.puts) or 0,
   }
   r.index = awaited_entry(r.key, r.calls)
-  if not r.index then return 0 end
+  if not r.index then  -- (before the first result, another call's than the newest: see _state.py)
+    if r.puts == 0 then put('puts', 1) end
+    return 0
+  end
   for _, b in ipairs(OBSERVING) do UNITS[b[1]]('observe', b, r) end
   put('lr', newest_first(F.lr or '', r.key .. r.pair, 16, size))
   put('puts', r.puts + 1)
