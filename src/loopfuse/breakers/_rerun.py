@@ -39,10 +39,14 @@ def settle(window: CountingWindow, edited: int, index: int, pair: int, ok: bool 
     the same failure again) and an edit came since."""
     if not window.holds(index):
         return edited
+    news, succeeded = edit and ok is not False, ok is True
+    if not news and not (succeeded and edited >= 0):
+        window.rekey(index, pair)  # neither news nor a re-run it could be: no search
+        return edited
     rerun = rerun_key(pair)
     previous = window.newest_before(index, pair, rerun)
     if previous is None:
         window.rekey(index, pair)
-        return max(edited, index) if edit and ok is not False else edited
-    window.rekey(index, rerun if ok is True and edited > previous else pair)
+        return max(edited, index) if news else edited
+    window.rekey(index, rerun if succeeded and edited > previous else pair)
     return edited

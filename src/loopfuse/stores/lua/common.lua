@@ -115,6 +115,7 @@ end
 -- `edit`, new to the ring): the pair key, or `rerun` for a call that returned this result
 -- before, succeeded now (`succeeded`: the host said ok), with an edit since.
 local function settled_entry(ring, index, pushed, bound, pair, rerun, x, edited)
+  if not (x.edit and not x.failed) and not (x.succeeded and edited >= 0) then return pair, edited end
   local previous = newest_before(ring, rerun, index, pushed, bound, newest_before(ring, pair, index, pushed, bound, -1))
   if previous < 0 then
     if x.edit and not x.failed then return pair, math.max(edited, index) end
