@@ -108,20 +108,6 @@ def view_back(times: int) -> tuple[list[Step], int]:
     return steps, 4
 
 
-SHAPES: dict[str, tuple[list[Step], int]] = {
-    "4 identical rejections, a line-range variant, recovery": identical_then_variant(),
-    "5 rejected edits alternating two bodies": alternating(5),
-    "7 rejected edits alternating two bodies": alternating(7),
-    "5 alternating, a terse error": alternating(5, echo=False),
-    "flight change x5, 'not available', searches between": flight_change(
-        lambda _: "Error: flight not available"
-    ),
-    "the same, the error naming the flight": flight_change(lambda f: f"Error: flight {f} not available"),
-    "str_replace on one line, 8 whitespace variants": str_replace_variants(),
-    "a file viewed 10 lines further back, 47 times": view_back(47),
-}
-
-
 def tests_after_edits(rounds: int, edited: Callable[[int], str], tested: Callable[[int], Step]) -> list[Step]:
     """An edit, then the tests, ``rounds`` times: the edit's result is ``edited(n)``."""
     steps: list[Step] = []
@@ -142,6 +128,12 @@ def passing(_: int) -> Step:
 
 def falling(n: int) -> Step:
     return ("bash", {"command": "pytest -q tests/test_mod.py"}, f"{30 - n} failed, {n} passed", False)
+
+
+def failing_alike(_: int) -> Step:
+    """The same failure each time, on a host that calls every returned text a success."""
+    text = "FAILED tests/test_mod.py::test_parse - KeyError: 'x'\n1 failed, 11 passed in 0.41s"
+    return ("bash", {"command": "pytest -q tests/test_mod.py"}, text, True)
 
 
 def changed_line(n: int) -> str:
@@ -172,6 +164,25 @@ def research(times: int) -> list[Step]:
 
 def pages(times: int) -> list[Step]:
     return [("scroll_down", {}, f"[lines {100 * n + 1}-{100 * n + 100}]", None) for n in range(times)]
+
+
+def edits_failing_alike() -> tuple[list[Step], int]:
+    return tests_after_edits(20, changed_line, failing_alike), 2
+
+
+SHAPES: dict[str, tuple[list[Step], int]] = {
+    "4 identical rejections, a line-range variant, recovery": identical_then_variant(),
+    "5 rejected edits alternating two bodies": alternating(5),
+    "7 rejected edits alternating two bodies": alternating(7),
+    "5 alternating, a terse error": alternating(5, echo=False),
+    "flight change x5, 'not available', searches between": flight_change(
+        lambda _: "Error: flight not available"
+    ),
+    "the same, the error naming the flight": flight_change(lambda f: f"Error: flight {f} not available"),
+    "str_replace on one line, 8 whitespace variants": str_replace_variants(),
+    "a file viewed 10 lines further back, 47 times": view_back(47),
+    "20 edits, the test failing alike after each, ok true": edits_failing_alike(),
+}
 
 
 # Honest work that looks repetitive: none of these is a loop, so any denial is a false positive.

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._failure_text import reads_as_failure
 from ._state import ToolResult
-from ._volatile import result_digests
+from ._volatile import result_text, text_digests
 
 __all__ = ["BAD_TOOL", "error_text", "is_exception", "tool_name", "tool_result"]
 
@@ -43,9 +44,13 @@ def error_text(error: Any) -> Any:
 
 
 def tool_result(result: Any, ok: bool | None) -> ToolResult | None:
-    """The digests of a result (errors with numbers masked too); None if it cannot be read."""
+    """The digests of a result (errors with numbers masked too); None if it cannot be read.
+    A success whose text reads as a failure is kept as a result of unknown outcome."""
     try:
-        digest, error = result_digests(result, ok is False)
+        text = result_text(result)
+        digest, error = text_digests(text, ok is False)
+        if ok is True and reads_as_failure(text):
+            return ToolResult(digest, None, error)
         return ToolResult(digest, ok if type(ok) is bool else None, error)
     except Exception:  # unserializable, or the caller's objects raise while read
         return None

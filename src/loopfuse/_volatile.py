@@ -23,6 +23,8 @@ __all__ = [
     "pair_key",
     "result_digest",
     "result_digests",
+    "result_text",
+    "text_digests",
 ]
 
 _MASK63 = (1 << 63) - 1
@@ -170,14 +172,19 @@ def result_digest(result: Any, masks: frozenset[str] = frozenset(RESULT_MASKS)) 
     """The digest of a tool's result with ``masks`` masked (by default ids, timestamps and
     durations, these in its last 512 characters); the result itself is not
     kept. Raises on a result that cannot be serialized."""
-    text = _masked_result(_result_text(result), masks - _DURATIONS)
+    text = _masked_result(result_text(result), masks - _DURATIONS)
     return int_digest(_durations_masked(text) if "durations" in masks else text)
 
 
 def result_digests(result: Any, error: bool) -> tuple[int, int]:
     """The result's digest and, for an error, its error digest (numbers masked too), from
     one masking pass over the text: ``(digest, 0)`` when not an error."""
-    text = _durations_masked(_masked_result(_result_text(result), _RESULT_MASKS))
+    return text_digests(result_text(result), error)
+
+
+def text_digests(text: str, error: bool) -> tuple[int, int]:
+    """``result_digests`` of a result already written as text (``result_text``)."""
+    text = _durations_masked(_masked_result(text, _RESULT_MASKS))
     if not error:
         return int_digest(text), 0
     return int_digest(text), _error_digest(text)
@@ -215,8 +222,12 @@ def _durations_masked(text: str) -> str:
     return masked if tail is text else text[: -len(tail)] + masked
 
 
-def _result_text(result: Any) -> str:
-    return result if isinstance(result, str) else canonical_json(result)
+def result_text(result: Any) -> str:
+    """The text a result's digests are made of: a string as it is (a subclass's own methods
+    never run), anything else as canonical JSON."""
+    if type(result) is str:
+        return result
+    return str.__str__(result) if isinstance(result, str) else canonical_json(result)
 
 
 def _masked_result(text: str, masks: frozenset[str]) -> str:

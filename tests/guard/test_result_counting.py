@@ -82,6 +82,54 @@ def test_a_rerun_not_reported_as_a_success_counts_after_edits(make_guard: GuardF
     assert outcomes == [True] * 7 + [False, False]
 
 
+FAILING = "FAILED tests/test_mod.py::test_parse - KeyError: 'x'\n1 failed, 11 passed in 0.41s"
+
+
+def test_a_success_reading_as_a_failure_counts_after_edits(make_guard: GuardFactory) -> None:
+    guard = make_guard()  # a host that calls every returned text a success: the same failure again
+    outcomes = []
+    for i in range(9):
+        run(guard, "edit", {"n": i}, f"edited line {i}")
+        outcomes.append(run(guard, "bash", {"command": "pytest -q"}, FAILING, ok=True))
+    assert outcomes == [True] * 7 + [False, False]
+    decision = guard.check("bash", {"command": "pytest -q"}, "a")
+    assert (decision.rule, decision.count, decision.limit) == ("circuit_breaker.result_limit", 7, 7)
+
+
+def test_a_wrapped_test_tool_failing_the_same_way_after_each_edit_is_refused(
+    make_guard: GuardFactory,
+) -> None:
+    guard = make_guard()
+    edit = guard.wrap(lambda path, text: f"The file {path} has been edited: {text}", tool="str_replace")
+    test = guard.wrap(lambda: FAILING, tool="run_tests")
+    outcomes = []
+    for i in range(9):
+        edit("mod.py", f"x = compute_{chr(97 + i)}()")
+        outcomes.append(test())
+    refused = [text for text in outcomes if text != FAILING]
+    assert len(refused) == 2 and outcomes[:7] == [FAILING] * 7
+    assert "result_limit" in refused[0] and "KeyError" not in refused[0]
+
+
+class _Hostile(str):
+    """A string result whose own methods raise: the guard reads the text itself."""
+
+    def _raise(self, *_: object, **__: object) -> None:
+        raise RuntimeError("read me as a str")
+
+    lower = encode = isascii = __len__ = __getitem__ = _raise  # type: ignore[assignment]
+
+
+def test_a_string_result_whose_methods_raise_is_read_as_its_text(make_guard: GuardFactory) -> None:
+    guard = make_guard()
+    outcomes = []
+    for i in range(9):
+        run(guard, "edit", {"n": i}, f"edited line {i}")
+        outcomes.append(run(guard, "bash", {"command": "pytest -q"}, _Hostile(FAILING), ok=True))
+    assert outcomes == [True] * 7 + [False, False]
+    assert guard.stats()["fail_open"] == {}
+
+
 def test_a_rerun_after_a_call_that_is_not_an_edit_counts(make_guard: GuardFactory) -> None:
     guard = make_guard()  # a new search result is no edit: the same search 8 times is refused
     outcomes = []

@@ -1,0 +1,72 @@
+"""Whether a result the host called a success reads as a failure.
+
+Hosts that see no exception call every returned value a success (``guard.wrap``, smolagents,
+a shell tool that prints its exit code): a test that fails the same way after each edit then
+looks like a passing one. The re-run rule (``breakers/_rerun.py``) excuses only successes, so
+such a result is judged as one whose outcome is unknown. Only the text's start and its last
+lines are read (where a test runner, a traceback or a shell writes its verdict), with plain
+searches: a bounded cost per result; a failure named only in the middle of a long output goes
+unnoticed.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["reads_as_failure"]
+
+_HEAD, _TAIL = 64, 256
+_VERDICTS = ("traceback (most recent call last)", "npm err!")
+_EXIT_CODES = ("exit code", "exit status", "returncode")
+_NONZERO = re.compile(r"\W{0,4}-?[1-9]")
+_WORDS = ("error", "exception", "fail", "fatal", "panic")
+# A failure word's end: "failed", "failures", "KeyError:", not "errors: 0" or "errors.py".
+_WORD_END = re.compile(r"(?:ed|ure|ing)?s?\b(?! ?[:=] ?0\b)(?!\.\w)")
+
+
+def reads_as_failure(text: str) -> bool:
+    """Whether ``text``'s first characters or last lines name a failure: a traceback, a non-zero
+    exit code, a word naming a failure or an error ("KeyError: 'x'", "FAILED tests/test_a.py",
+    "1 failed", "3 errors"). "0 failed", "no errors", "errors: 0", "exit code 0" and names such
+    as "test_errors" do not."""
+    if len(text) > _HEAD + _TAIL:
+        text = text[:_HEAD] + "\n" + text[-_TAIL:]
+    lowered = text.lower()
+    for verdict in _VERDICTS:
+        if verdict in lowered:
+            return True
+    for marker in _EXIT_CODES:
+        if marker in lowered and _exit_code(lowered, marker):
+            return True
+    for word in _WORDS:  # noqa: SIM110 (a loop: any() over a generator costs more than the search)
+        if word in lowered and _failure_word(lowered, word):
+            return True
+    return False
+
+
+def _exit_code(text: str, marker: str) -> bool:
+    at = text.find(marker)
+    while at >= 0:
+        if _NONZERO.match(text, at + len(marker)):
+            return True
+        at = text.find(marker, at + 1)
+    return False
+
+
+def _failure_word(text: str, word: str) -> bool:
+    at = text.find(word)
+    while at >= 0:
+        if _WORD_END.match(text, at + len(word)) and not _quiet(text, at):
+            return True
+        at = text.find(word, at + 1)
+    return False
+
+
+def _quiet(text: str, at: int) -> bool:
+    """Whether the word at ``at`` is part of a name ("test_errors") or counted as none ("0
+    failed", "no errors")."""
+    if at and text[at - 1] == "_":
+        return True
+    if text[max(at - 2, 0) : at] == "0 ":
+        return at < 3 or not text[at - 3].isdigit()
+    return text[max(at - 3, 0) : at] == "no " and (at < 4 or not text[at - 4].isalnum())

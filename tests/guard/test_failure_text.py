@@ -1,0 +1,56 @@
+"""Which texts a host called successes read as failures (``loopfuse._failure_text``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from loopfuse._failure_text import reads_as_failure
+
+FAILURES = [
+    "FAILED tests/test_mod.py::test_parse - KeyError: 'x'\n1 failed, 11 passed in 0.41s",
+    "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\nKeyError: 'x'",
+    "KeyError: 'x'",
+    "[The command completed with exit code 1.]",
+    "Exit code: 2\nWall time: 1s",
+    '{"returncode": 1, "stdout": ""}',
+    "Found 3 errors.",
+    "10 failed, 2 passed",
+    "--- FAIL: TestParse (0.00s)\nFAIL\tpkg\t0.01s",
+    "npm ERR! code ELIFECYCLE",
+    "FAILED (failures=1)",
+    "error: could not compile `app`",
+    "  2 failing",
+    "Tests:       1 failed, 11 passed, 12 total",
+    "BUILD FAILED in 3s",
+    "fatal: not a git repository",
+    "x" * 5000 + "\n1 failed, 11 passed",  # the verdict at the end of a long output
+    "Exit code: 1\n" + "x" * 5000,  # or at its start
+]
+SUCCESSES = [
+    "12 passed in 0.41s",
+    "test result: ok. 12 passed; 0 failed; 0 ignored; 0 measured",
+    "[The command completed with exit code 0.]",
+    "Exit code: 0\nWall time: 1s",
+    '{"returncode": 0, "stdout": "ok"}',
+    "Success: no issues found in 3 source files",
+    "Errors: 0, Warnings: 2",
+    "no errors found",
+    "tests/test_errors.py::test_error_handling PASSED",
+    "Ran 12 tests in 0.01s\n\nOK",
+    "  12 passing (40ms)",
+    "Tests:       12 passed, 12 total",
+    "File updated.",
+    "ls\nerrors.py  main.py",
+    "",
+    "x" * 2000 + "\n1 failed\n" + "y" * 2000,  # named only in the middle of a long output: unread
+]
+
+
+@pytest.mark.parametrize("text", FAILURES)
+def test_a_failure_named_at_the_start_or_end_reads_as_one(text: str) -> None:
+    assert reads_as_failure(text)
+
+
+@pytest.mark.parametrize("text", SUCCESSES)
+def test_a_success_or_a_count_of_none_does_not(text: str) -> None:
+    assert not reads_as_failure(text)
