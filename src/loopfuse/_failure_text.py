@@ -20,8 +20,9 @@ _VERDICTS = ("traceback (most recent call last)", "npm err!")
 _EXIT_CODES = ("exit code", "exit status", "returncode")
 _NONZERO = re.compile(r"\W{0,4}-?[1-9]")
 _WORDS = ("error", "exception", "fail", "fatal", "panic")
-# A failure word's end: "failed", "failures", "KeyError:", not "errors: 0" or "errors.py".
-_WORD_END = re.compile(r"(?:ed|ure|ing)?s?\b(?! ?[:=] ?0\b)(?!\.\w)")
+# A failure word's end: "failed", "failures", "KeyError:"; not a count or field of none
+# ("errors: 0", JSON's "error":null) nor a file name ("errors.py").
+_WORD_END = re.compile(r"(?:ed|ure|ing)?s?\b(?!\"? ?[:=] ?(?:0\b|null|none|false|\[\]|\"\"|\{\}))(?!\.\w)")
 
 
 def reads_as_failure(text: str) -> bool:

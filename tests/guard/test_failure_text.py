@@ -23,6 +23,7 @@ FAILURES = [
     "Tests:       1 failed, 11 passed, 12 total",
     "BUILD FAILED in 3s",
     "fatal: not a git repository",
+    '{"data":null,"error":"rate limited"}',
     "x" * 5000 + "\n1 failed, 11 passed",  # the verdict at the end of a long output
     "Exit code: 1\n" + "x" * 5000,  # or at its start
 ]
@@ -41,6 +42,8 @@ SUCCESSES = [
     "Tests:       12 passed, 12 total",
     "File updated.",
     "ls\nerrors.py  main.py",
+    '{"data":[1,2],"error":null}',  # a JSON result's empty error fields
+    '{"errors":[],"failed":0,"is_error":false}',
     "",
     "x" * 2000 + "\n1 failed\n" + "y" * 2000,  # named only in the middle of a long output: unread
 ]
