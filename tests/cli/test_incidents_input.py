@@ -4,12 +4,11 @@ traceback or a silent wait."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.cli.test_incidents import TIMEOUT, following, incidents
+from tests.cli.test_incidents import TIMEOUT, LineReader, following, incidents
 from tests.cli.unreadable import loopfuse_unprivileged, unreadable_file
 from tests.incidents.conftest import append, incident_line
 
@@ -33,15 +32,16 @@ def test_a_folder_is_refused_with_exit_2(tmp_path: Path, follow: list[str]) -> N
 def test_a_log_that_appears_as_a_folder_while_following_exits_2(log: Path) -> None:
     proc = following(log)
     try:
-        time.sleep(0.3)  # waiting for the log, as documented
+        assert LineReader(proc).next().split()[0] == "time"  # the header: it waits for the log
         log.mkdir()
-        _, err = proc.communicate(timeout=TIMEOUT)
+        assert proc.wait(timeout=TIMEOUT) == 2
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.communicate()
-    assert proc.returncode == 2
-    assert f"cannot read the incident log {log}: Is a directory" in err
+            proc.wait(timeout=TIMEOUT)
+    assert proc.stderr is not None
+    with proc.stderr:
+        assert f"cannot read the incident log {log}: Is a directory" in proc.stderr.read()
 
 
 def test_an_unreadable_log_exits_2() -> None:
