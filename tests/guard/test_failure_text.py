@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from loopfuse._failure_text import reads_as_failure
 
@@ -57,3 +59,20 @@ def test_a_failure_named_at_the_start_or_end_reads_as_one(text: str) -> None:
 @pytest.mark.parametrize("text", SUCCESSES)
 def test_a_success_or_a_count_of_none_does_not(text: str) -> None:
     assert not reads_as_failure(text)
+
+
+@given(st.text())
+def test_any_text_is_read_without_raising(text: str) -> None:
+    assert reads_as_failure(text) in (True, False)
+
+
+@given(
+    st.text(min_size=64, max_size=64),
+    st.sampled_from(FAILURES[:6]),
+    st.text(min_size=1, max_size=300),
+    st.text(min_size=256, max_size=256),
+)
+def test_only_the_start_and_the_end_of_a_long_text_are_read(
+    head: str, middle: str, other: str, tail: str
+) -> None:
+    assert reads_as_failure(head + middle + tail) == reads_as_failure(head + other + tail)
