@@ -16,13 +16,19 @@ import re
 __all__ = ["reads_as_failure"]
 
 _HEAD, _TAIL = 64, 256
-_VERDICTS = ("traceback (most recent call last)", "npm err!")
+_VERDICTS = (
+    "traceback (most recent call last)",
+    "npm err!",
+    "command not found",
+    "no such file or directory",
+)
 _EXIT_CODES = ("exit code", "exit status", "returncode")
 _NONZERO = re.compile(r"\W{0,4}-?[1-9]")
 _WORDS = ("error", "exception", "fail", "fatal", "panic")
-# A failure word's end: "failed", "failures", "KeyError:"; not a count or field of none
-# ("errors: 0", JSON's "error":null) nor a file name ("errors.py").
-_WORD_END = re.compile(r"(?:ed|ure|ing)?s?\b(?!\"? ?[:=] ?(?:0\b|null|none|false|\[\]|\"\"|\{\}))(?!\.\w)")
+_ENDINGS = frozenset({"error", "exception"})  # may end a name: "KeyError", "RuntimeException"
+# A failure word's end: "failed", "failures", "panicked", "KeyError:"; not a count or field of none
+# ("errors: 0", JSON's "error":null) nor a file or folder name ("errors.py", "errors/").
+_WORD_END = re.compile(r"(?:ed|ked|ure|ing)?s?\b(?!\"? ?[:=] ?(?:0\b|null|none|false|\[\]|\"\"|\{\}))(?![./]\w)")
 
 
 def reads_as_failure(text: str) -> bool:
@@ -57,16 +63,16 @@ def _exit_code(text: str, marker: str) -> bool:
 def _failure_word(text: str, word: str) -> bool:
     at = text.find(word)
     while at >= 0:
-        if _WORD_END.match(text, at + len(word)) and not _quiet(text, at):
+        if _WORD_END.match(text, at + len(word)) and not _quiet(text, at, word):
             return True
         at = text.find(word, at + 1)
     return False
 
 
-def _quiet(text: str, at: int) -> bool:
-    """Whether the word at ``at`` is part of a name ("test_errors") or counted as none ("0
-    failed", "no errors")."""
-    if at and text[at - 1] == "_":
+def _quiet(text: str, at: int, word: str) -> bool:
+    """Whether the word at ``at`` is part of a name ("test_errors", pytest's "xfailed": an
+    expected failure) or counted as none ("0 failed", "no errors")."""
+    if at and (text[at - 1] == "_" or (word not in _ENDINGS and text[at - 1].isalnum())):
         return True
     if text[max(at - 2, 0) : at] == "0 ":
         return at < 3 or not text[at - 3].isdigit()

@@ -51,6 +51,50 @@ SUCCESSES = [
 ]
 
 
+# What common tools print, failing and passing (the verdict where they write it).
+TOOL_FAILURES = [
+    "== short test summary info ==\nFAILED tests/test_a.py::test_x - assert 1 == 2\n== 1 failed, 3 passed in 0.12s ==",
+    "ERROR tests/test_a.py - ModuleNotFoundError: No module named 'x'\n=== 1 error in 0.10s ===",
+    "Ran 3 tests in 0.001s\n\nFAILED (failures=1)",
+    "FAIL  src/a.test.js\nTests:       1 failed, 2 passed, 3 total\nTime:        0.5 s",
+    "--- FAIL: TestAdd (0.00s)\n    a_test.go:8: got 3, want 4\nFAIL\nexit status 1\nFAIL\texample.com/a\t0.002s",
+    "test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured\n\nerror: test failed, to rerun pass `--lib`",
+    "src/a.py:3: error: Incompatible types in assignment  [assignment]\nFound 1 error in 1 file (checked 3 source files)",
+    "src/a.py:1:8: F401 [*] `os` imported but unused\nFound 1 error.",
+    "src/a.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.\n\nFound 1 error in src/a.ts:3",
+    "  1:7  error  'x' is assigned a value but never used  no-unused-vars\n\n1 problem (1 error, 0 warnings)",
+    "a.c:3:5: error: 'x' undeclared (first use in this function)\nmake: *** [Makefile:2: a] Error 1",
+    "/repo/a.js:3\n  x.foo();\n    ^\n\nTypeError: Cannot read properties of undefined\n"
+    + "    at f (/repo/a.js:3:5)\n" * 30,
+    "bash: pytset: command not found",
+    "cat: missing.txt: No such file or directory",
+    "thread 'main' panicked at src/main.rs:2:5:\nboom",
+]
+TOOL_SUCCESSES = [
+    "....\n4 passed in 0.12s",
+    "=== 10 passed, 2 xfailed, 1 warning in 0.50s ===",  # expected failures are a pass
+    "tests/errors/test_x.py::test_raises_error PASSED\ntests/test_failures.py::test_y PASSED",
+    "test_error_message (tests.test_a.T) ... ok\n\nRan 1 test in 0.001s\n\nOK",
+    "PASS  src/a.test.js\nTests:       3 passed, 3 total\nSnapshots:   0 total",
+    "PASS\nok  \texample.com/a\t0.002s",
+    "test result: ok. 3 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out",
+    "Success: no issues found in 3 source files",
+    "  3 passing (10ms)",
+    "Successfully installed requests-2.32.3",
+    "nothing to commit, working tree clean",
+]
+
+
+@pytest.mark.parametrize("text", TOOL_FAILURES)
+def test_common_tools_failing_read_as_failures(text: str) -> None:
+    assert reads_as_failure(text)
+
+
+@pytest.mark.parametrize("text", TOOL_SUCCESSES)
+def test_common_tools_passing_do_not(text: str) -> None:
+    assert not reads_as_failure(text)
+
+
 @pytest.mark.parametrize("text", FAILURES)
 def test_a_failure_named_at_the_start_or_end_reads_as_one(text: str) -> None:
     assert reads_as_failure(text)
