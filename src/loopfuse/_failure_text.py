@@ -28,7 +28,9 @@ _WORDS = ("error", "exception", "fail", "fatal", "panic")
 _ENDINGS = frozenset({"error", "exception"})  # may end a name: "KeyError", "RuntimeException"
 # A failure word's end: "failed", "failures", "panicked", "KeyError:"; not a count or field of none
 # ("errors: 0", JSON's "error":null) nor a file or folder name ("errors.py", "errors/").
-_WORD_END = re.compile(r"(?:ed|ked|ure|ing)?s?\b(?!\"? ?[:=] ?(?:0\b|null|none|false|\[\]|\"\"|\{\}))(?![./]\w)")
+_WORD_END = re.compile(
+    r"(?:ed|ked|ure|ing)?s?\b(?!\"? ?[:=] ?(?:0\b|null|none|false|\[\]|\"\"|\{\}))(?![./]\w)"
+)
 
 
 def reads_as_failure(text: str) -> bool:
