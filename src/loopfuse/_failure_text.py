@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["reads_as_failure"]
+__all__ = ["opens_as_failure", "reads_as_failure"]
 
 _HEAD, _TAIL = 64, 256
 _VERDICTS = (
@@ -31,6 +31,22 @@ _ENDINGS = frozenset({"error", "exception"})  # may end a name: "KeyError", "Run
 _WORD_END = re.compile(
     r"(?:ed|ked|ure|ing)?s?\b(?!\"? ?[:=] ?(?:0\b|null|none|false|\[\]|\"\"|\{\}))(?![./]\w)"
 )
+
+
+# A text that opens with a failure's verdict ("Error: ...", "KeyError: 'x'", "fatal: ...",
+# "Exit code: 1"), not with a count or field of none ("Errors: 0").
+_OPENS = re.compile(
+    r"\s*(?:[\w.]*(?:error|exception)|traceback \(most recent call last\)|fatal|panic|fail(?:ed|ure)?"
+    r"|npm err!|(?:exit (?:code|status)|returncode)\W{0,4}-?[1-9])"
+    r"(?![\w\"]*? ?[:=] ?(?:0\b|null|none|false))(?!\w)"
+)
+
+
+def opens_as_failure(text: str) -> bool:
+    """Whether ``text`` opens with a failure's verdict, as a tool that answers its errors as
+    text does ("Error: service unavailable", "ERROR: No replacement was performed", "KeyError:
+    'x'", "fatal: not a git repository", "Exit code: 1"). Only its first 64 characters are read."""
+    return _OPENS.match(text[:_HEAD].lower()) is not None
 
 
 def reads_as_failure(text: str) -> bool:

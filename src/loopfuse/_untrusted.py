@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._failure_text import reads_as_failure
+from ._failure_text import opens_as_failure, reads_as_failure
 from ._state import ToolResult
 from ._volatile import result_text, text_digests
 
@@ -45,9 +45,12 @@ def error_text(error: Any) -> Any:
 
 def tool_result(result: Any, ok: bool | None) -> ToolResult | None:
     """The digests of a result (errors with numbers masked too); None if it cannot be read.
-    A success whose text reads as a failure is kept as a result of unknown outcome."""
+    A result that opens with a failure's verdict is a failure whatever the host said; a
+    success whose text reads as a failure elsewhere is kept as a result of unknown outcome."""
     try:
         text = result_text(result)
+        if ok is not False and opens_as_failure(text):
+            ok = False
         digest, error = text_digests(text, ok is False)
         if ok is True and reads_as_failure(text):
             return ToolResult(digest, None, error)

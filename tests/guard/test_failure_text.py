@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from loopfuse._failure_text import reads_as_failure
+from loopfuse._failure_text import opens_as_failure, reads_as_failure
 
 FAILURES = [
     "FAILED tests/test_mod.py::test_parse - KeyError: 'x'\n1 failed, 11 passed in 0.41s",
@@ -120,3 +120,36 @@ def test_only_the_start_and_the_end_of_a_long_text_are_read(
     head: str, middle: str, other: str, tail: str
 ) -> None:
     assert reads_as_failure(head + middle + tail) == reads_as_failure(head + other + tail)
+
+
+OPENERS = [
+    "Error: service unavailable",
+    "ERROR: No replacement was performed, old_str `x` did not appear verbatim in /repo/a.py.",
+    "KeyError: 'x'",
+    'Traceback (most recent call last):\n  File "a.py", line 1',
+    "fatal: not a git repository (or any of the parent directories): .git",
+    "Exit code: 1\nWall time: 0.4 seconds",
+    "  Error: x",
+    "FAILED tests/a.py::test_b",
+]
+NOT_OPENERS = [
+    "Errors: 0",
+    "Exit code: 0\nWall time: 0.4 seconds",
+    "error_count = 3",
+    "errors.py",
+    "[File: /repo/a.py (569 lines total)]",
+    "src/a.py:3:    raise ValueError('bad')",
+    "class MyError(Exception):",
+    "12 passed in 0.41s",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", OPENERS)
+def test_a_text_opening_with_a_failure_opens_as_one(text: str) -> None:
+    assert opens_as_failure(text)
+
+
+@pytest.mark.parametrize("text", NOT_OPENERS)
+def test_a_text_naming_an_error_later_or_none_does_not(text: str) -> None:
+    assert not opens_as_failure(text)

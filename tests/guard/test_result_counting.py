@@ -111,6 +111,27 @@ def test_a_wrapped_test_tool_failing_the_same_way_after_each_edit_is_refused(
     assert "result_limit" in refused[0] and "KeyError" not in refused[0]
 
 
+@pytest.mark.parametrize("ok", [True, None])
+def test_an_answer_opening_with_an_error_is_a_failure_whatever_the_host_says(
+    make_guard: GuardFactory, ok: bool | None
+) -> None:
+    guard = make_guard()  # a tool that answers its errors as text: new arguments, the same error
+    outcomes = [
+        run(guard, "search", {"q": f"flights {chr(97 + i)}"}, "Error: service unavailable", ok=ok)
+        for i in range(12)
+    ]
+    assert outcomes == [True] * 10 + [False, False]
+    decision = guard.check("search", {"q": "flights z"}, "a")
+    assert (decision.rule, decision.count, decision.limit) == ("same_error.limit", 10, 10)
+
+
+def test_an_answer_naming_an_error_after_its_start_is_no_failure(make_guard: GuardFactory) -> None:
+    guard = make_guard()  # grep lines that name errors: 20 in a row would trip `failures` (15)
+    for i in range(20):
+        line = f"src/m{chr(97 + i)}.py:3:    raise ValueError('bad {chr(97 + i)}')"
+        assert run(guard, "grep", {"pattern": f"raise.*{chr(97 + i)}"}, line, ok=True)
+
+
 class _Hostile(str):
     """A string result whose own methods raise: the guard reads the text itself."""
 
