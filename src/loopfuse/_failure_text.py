@@ -33,19 +33,21 @@ _WORD_END = re.compile(
 )
 
 
-# A text that opens with a failure's verdict ("Error: ...", "KeyError: 'x'", "fatal: ...",
-# "Exit code: 1"), not with a count or field of none ("Errors: 0").
+# A text that opens with a failure's verdict: "Error: ...", "KeyError: 'x'", "fatal: ...", "Failed
+# to ...", a traceback, "Exit code: 1"; not a log line ("ERROR:root:...", "ERROR 2024-01-01 ...")
+# nor a count of none ("Errors: 0").
 _OPENS = re.compile(
-    r"\s*(?:[\w.]*(?:error|exception)|traceback \(most recent call last\)|fatal|panic|fail(?:ed|ure)?"
-    r"|npm err!|(?:exit (?:code|status)|returncode)\W{0,4}-?[1-9])"
-    r"(?![\w\"]*? ?[:=] ?(?:0\b|null|none|false))(?!\w)"
+    r"\s*(?:traceback \(most recent call last\)|npm err!|fail(?:ed)? to\b"
+    r"|(?:exit (?:code|status)|returncode)\W{0,4}-?[1-9]"
+    r"|(?:[\w.]*(?:error|exception)|fatal|panic|fail(?:ed|ure)?)(?::(?:\s|$)|!|[ \t]*(?:\n|$)))"
 )
 
 
 def opens_as_failure(text: str) -> bool:
     """Whether ``text`` opens with a failure's verdict, as a tool that answers its errors as
     text does ("Error: service unavailable", "ERROR: No replacement was performed", "KeyError:
-    'x'", "fatal: not a git repository", "Exit code: 1"). Only its first 64 characters are read."""
+    'x'", "fatal: not a git repository", "Failed to fetch", "Exit code: 1"). Only its first 64
+    characters are read."""
     return _OPENS.match(text[:_HEAD].lower()) is not None
 
 

@@ -130,7 +130,9 @@ OPENERS = [
     "fatal: not a git repository (or any of the parent directories): .git",
     "Exit code: 1\nWall time: 0.4 seconds",
     "  Error: x",
-    "FAILED tests/a.py::test_b",
+    "Failed to fetch https://example.com: 404",
+    "panic: runtime error: index out of range [3] with length 3",
+    "ValueError",
 ]
 NOT_OPENERS = [
     "Errors: 0",
@@ -142,6 +144,9 @@ NOT_OPENERS = [
     "class MyError(Exception):",
     "12 passed in 0.41s",
     "",
+    "ERROR:root:database timeout",  # log lines, fetched by a log tool, are not its failures
+    "ERROR 2024-12-03 07:50:45 db timeout",
+    "Error rate: 0.5% over the last hour",
 ]
 
 
