@@ -170,6 +170,27 @@ def edits_failing_alike() -> tuple[list[Step], int]:
     return tests_after_edits(20, changed_line, failing_alike), 2
 
 
+def queries_answered_with_an_error(times: int) -> tuple[list[Step], int]:
+    """New queries, one error answered as text, on a host that calls every answer a success."""
+    return [
+        ("search", {"query": f"flights {_named(n)}"}, "Error: service unavailable", True)
+        for n in range(times)
+    ], 1
+
+
+def error_logs(services: int) -> list[Step]:
+    """Each service's error log fetched in turn: log lines, not the log tool's own failures."""
+    return [
+        (
+            "get_logs",
+            {"service": f"svc-{_named(n)}", "level": "ERROR"},
+            f"ERROR 2024-12-03 07:50:{n:02d} svc-{n}: upstream timeout",
+            True,
+        )
+        for n in range(services)
+    ]
+
+
 SHAPES: dict[str, tuple[list[Step], int]] = {
     "4 identical rejections, a line-range variant, recovery": identical_then_variant(),
     "5 rejected edits alternating two bodies": alternating(5),
@@ -182,6 +203,7 @@ SHAPES: dict[str, tuple[list[Step], int]] = {
     "str_replace on one line, 8 whitespace variants": str_replace_variants(),
     "a file viewed 10 lines further back, 47 times": view_back(47),
     "20 edits, the test failing alike after each, ok true": edits_failing_alike(),
+    "30 new queries answered 'Error: ...', ok true": queries_answered_with_an_error(30),
 }
 
 
@@ -194,6 +216,7 @@ HONEST: dict[str, list[Step]] = {
     "a search re-run after each of 12 new findings": research(12),
     "7 pages of one file": pages(7),
     "a job polled 6 times, a sleep before each": polled(6),
+    "the error logs of 20 services, one after another": error_logs(20),
 }
 
 
