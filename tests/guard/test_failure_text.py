@@ -85,24 +85,13 @@ TOOL_SUCCESSES = [
 ]
 
 
-@pytest.mark.parametrize("text", TOOL_FAILURES)
-def test_common_tools_failing_read_as_failures(text: str) -> None:
-    assert reads_as_failure(text)
-
-
-@pytest.mark.parametrize("text", TOOL_SUCCESSES)
-def test_common_tools_passing_do_not(text: str) -> None:
-    assert not reads_as_failure(text)
-
-
-@pytest.mark.parametrize("text", FAILURES)
-def test_a_failure_named_at_the_start_or_end_reads_as_one(text: str) -> None:
-    assert reads_as_failure(text)
-
-
-@pytest.mark.parametrize("text", SUCCESSES)
-def test_a_success_or_a_count_of_none_does_not(text: str) -> None:
-    assert not reads_as_failure(text)
+@pytest.mark.parametrize(
+    ("text", "failed"),
+    [(text, True) for text in FAILURES + TOOL_FAILURES]
+    + [(text, False) for text in SUCCESSES + TOOL_SUCCESSES],
+)
+def test_a_text_reads_as_a_failure_when_its_start_or_end_names_one(text: str, failed: bool) -> None:
+    assert reads_as_failure(text) is failed
 
 
 @given(st.text())
@@ -150,11 +139,8 @@ NOT_OPENERS = [
 ]
 
 
-@pytest.mark.parametrize("text", OPENERS)
-def test_a_text_opening_with_a_failure_opens_as_one(text: str) -> None:
-    assert opens_as_failure(text)
-
-
-@pytest.mark.parametrize("text", NOT_OPENERS)
-def test_a_text_naming_an_error_later_or_none_does_not(text: str) -> None:
-    assert not opens_as_failure(text)
+@pytest.mark.parametrize(
+    ("text", "failed"), [(text, True) for text in OPENERS] + [(text, False) for text in NOT_OPENERS]
+)
+def test_an_answer_opens_as_a_failure_when_it_starts_with_a_verdict(text: str, failed: bool) -> None:
+    assert opens_as_failure(text) is failed
