@@ -1,12 +1,16 @@
-"""Whether a result the host called a success reads as a failure.
+"""Whether a result reads as a failure, whatever the host called it.
 
 Hosts that see no exception call every returned value a success (``guard.wrap``, smolagents,
-a shell tool that prints its exit code): a test that fails the same way after each edit then
-looks like a passing one. The re-run rule (``breakers/_rerun.py``) excuses only successes, so
-such a result is judged as one whose outcome is unknown. Only the text's start and its last
-lines are read (where a test runner, a traceback or a shell writes its verdict), with plain
-searches: a bounded cost per result; a failure named only in the middle of a long output goes
-unnoticed.
+an MCP server that does not set ``isError``, a shell tool that prints its exit code). Two
+readings, of different strength, both of a bounded part of the text with plain searches:
+
+- ``opens_as_failure``: the answer opens with a failure's verdict ("Error: ...", a traceback),
+  as a tool that answers its errors as text does. It is a failure for every breaker.
+- ``reads_as_failure``: its start or its last lines name one (a test runner's "1 failed", a
+  non-zero exit code), where a passing output may also quote code or logs. It only keeps the
+  re-run rule (``breakers/_rerun.py``) from excusing the result as a success that checks an edit.
+
+A failure named only in the middle of a long output goes unnoticed.
 """
 
 from __future__ import annotations
