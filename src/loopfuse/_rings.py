@@ -94,14 +94,10 @@ class CountingWindow:
 
     def replace(self, index: int, key: int) -> bool:
         """Re-key the entry pushed as the ``index``-th (from 0) if it is still in the window."""
-        if not self.holds(index):
+        if not 0 <= self.pushed - 1 - index < len(self._ring) >> 3:  # holds, inlined: once per result
             return False
         self._put(index % self._size, key)
         return True
-
-    def rekey(self, index: int, key: int) -> None:
-        """Re-key the entry pushed as the ``index``-th, which the caller knows ``holds``."""
-        self._put(index % self._size, key)
 
     def _put(self, slot: int, key: int) -> None:
         at = slot << 3

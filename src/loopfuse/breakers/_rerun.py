@@ -41,12 +41,12 @@ def settle(window: CountingWindow, edited: int, index: int, pair: int, ok: bool 
         return edited
     news, succeeded = edit and ok is not False, ok is True
     if not news and not (succeeded and edited >= 0):
-        window.rekey(index, pair)  # neither news nor a re-run it could be: no search
+        window.replace(index, pair)  # neither news nor a re-run it could be: no search
         return edited
     rerun = rerun_key(pair)
     previous = window.newest_before(index, pair, rerun)
     if previous is None:
-        window.rekey(index, pair)
+        window.replace(index, pair)
         return max(edited, index) if news else edited
-    window.rekey(index, rerun if succeeded and edited > previous else pair)
+    window.replace(index, rerun if succeeded and edited > previous else pair)
     return edited
