@@ -37,11 +37,14 @@ _RESULT_EDGE = 4_096
 _SHAPES: dict[str, str] = {
     "uuids": r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b",
     # ISO 8601 (also compact: "20241203T075045Z"), a time of day; a fraction after "." or ","
-    # (Python's logging and log4j write "07:50:45,123").
+    # (Python's logging and log4j write "07:50:45,123"); a Unix time from 2001 to 2033 in
+    # seconds, ms, us or ns ("1733212245", "1733212245.123456", "1733212245123"), not the
+    # digits of a fraction ("0.1733212245").
     "timestamps": (
         r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
         r"|\d{8}T\d{6}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b"
         r"|\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b"
+        r"|(?<!\.)1\d{9}(?:\d{3}){0,3}(?:\.\d+)?\b"
     ),
     "hex_ids": r"(?:0x)?(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b",
     "cursors": r"(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])[A-Za-z0-9_\-]{24,}={0,2}",

@@ -26,7 +26,8 @@ PIECES = st.sampled_from(
     ["2024-05-01T10:20:30Z", "2024-05-01", "12:30:45", "deadbeef42", "0x1f2e3d4c", "550e8400-e29b-41d4-a716-446655440000",
      "abcDEF123_-ghiJKL456_-mnoPQR789", "-3.5", "1.2.3", "--7", "x-1.5-2", "page 2", "\u0663\u0664", "  ",
      "0.42s", "12 ms", "0m0.523s", "3 seconds", "5\u00b5s", "2 secrets", "7s", "31415926535897932.5",
-     "2024-05-01 10:20:30,123", "12:30:45,5", "20240501T102030Z", "20240501T102030.5+0100", "1,2"]
+     "2024-05-01 10:20:30,123", "12:30:45,5", "20240501T102030Z", "20240501T102030.5+0100", "1,2",
+     "1733212245", "1733212245.5", "1733212245123", "0.1733212245", "17332122451", "1733212245 s"]
 )  # fmt: skip
 TEXTS = st.lists(st.one_of(st.text(ALPHABET, max_size=12), PIECES), max_size=12).map("".join)
 MASK_SETS = st.sampled_from(
@@ -73,6 +74,17 @@ def test_the_timestamps_of_python_logging_and_compact_iso_are_masked() -> None:
     again = "2024-12-03 07:50:46,987 INFO build 20241203T075046Z: 3 failed"
     assert mask_text(first, RESULT_MASKS) == mask_text(again, RESULT_MASKS) == "# INFO build #: 3 failed"
     assert mask_text("ids 1,2,3 at 10:20:30,5", RESULT_MASKS) == "ids 1,2,3 at #"
+
+
+def test_a_unix_time_is_a_timestamp_and_other_long_numbers_are_kept() -> None:
+    """An answer stamped with the time it was made, in seconds, ms, us or ns, reads the same."""
+    first = '{"status": "pending", "ts": 1733212245, "at": 1733212245.123456, "ms": 1733212245123}'
+    again = '{"status": "pending", "ts": 1733212246, "at": 1733212246.654321, "ms": 1733212246987}'
+    masked = '{"status": "pending", "ts": #, "at": #, "ms": #}'
+    assert mask_text(first, RESULT_MASKS) == mask_text(again, RESULT_MASKS) == masked
+    assert mask_text("ns 1733212245123456789", RESULT_MASKS) == "ns #"
+    kept = "loss 0.1733212245, id 17332122451, 999999999, 2000000000, v1.1733212245, x1733212245"
+    assert mask_text(kept, RESULT_MASKS) == kept
 
 
 def test_a_result_keeps_its_counts_and_loses_how_long_it_took() -> None:

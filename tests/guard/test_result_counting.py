@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from loopfuse import Guard
@@ -44,6 +46,30 @@ def test_same_result_in_a_row_is_denied_after_same_result_limit(make_guard: Guar
     guard = make_guard()
     allowed = [run(guard, "goto", {"line": 72}, "same screen") for _ in range(7)]
     assert allowed == [True] * 5 + [False, False]
+
+
+STAMPS = {  # the answer's own time, one second later on each poll
+    "ISO 8601": lambda t: f"2024-12-03T07:50:{t:02d}Z",
+    "Unix seconds": lambda t: f"{1733212200 + t}",
+    "Unix seconds with a fraction": lambda t: f"{1733212200 + t}.{t * 7919:06d}",
+    "Unix milliseconds": lambda t: f"{1733212200123 + 1000 * t}",
+}
+
+
+@pytest.mark.parametrize("stamp", STAMPS.values(), ids=list(STAMPS))
+def test_a_poll_answered_alike_but_for_its_time_is_the_same_result(
+    make_guard: GuardFactory, stamp: Callable[[int], str]
+) -> None:
+    guard = make_guard()
+    answers = [f'{{"job": "build-7", "status": "pending", "checked_at": {stamp(t)!r}}}' for t in range(7)]
+    assert [run(guard, "job_status", {"job": "build-7"}, a) for a in answers] == [True] * 5 + [False, False]
+
+
+@pytest.mark.parametrize("value", ["0.17332122{t:02d}", "173321220{t:02d}"], ids=["fraction", "11 digits"])
+def test_a_long_number_that_changes_is_still_a_new_result(make_guard: GuardFactory, value: str) -> None:
+    guard = make_guard()
+    answers = [f"loss {value.format(t=t)}" for t in range(8)]
+    assert all(run(guard, "train_step", {"epochs": 1}, a) for a in answers)
 
 
 def test_result_limit_applies_to_interleaved_identical_pairs(make_guard: GuardFactory) -> None:
