@@ -178,6 +178,14 @@ def queries_answered_with_an_error(times: int) -> tuple[list[Step], int]:
     ], 1
 
 
+def stamped_polls(times: int) -> tuple[list[Step], int]:
+    """A status polled again and again, answered alike but for the time of the answer (Unix seconds)."""
+    return [
+        ("get_status", {"job": "build-7"}, f'{{"status": "pending", "checked_at": {1733212200 + n}}}', True)
+        for n in range(times)
+    ], 1
+
+
 def error_logs(services: int) -> list[Step]:
     """Each service's error log fetched in turn: log lines, not the log tool's own failures."""
     return [
@@ -204,6 +212,7 @@ SHAPES: dict[str, tuple[list[Step], int]] = {
     "a file viewed 10 lines further back, 47 times": view_back(47),
     "20 edits, the test failing alike after each, ok true": edits_failing_alike(),
     "30 new queries answered 'Error: ...', ok true": queries_answered_with_an_error(30),
+    "a status polled 20 times, only its Unix time changing": stamped_polls(20),
 }
 
 
