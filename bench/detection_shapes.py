@@ -11,6 +11,7 @@ from 1), against the call the loop starts at. Figures, not a score: the shapes a
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 
@@ -186,6 +187,13 @@ def stamped_polls(times: int) -> tuple[list[Step], int]:
     ], 1
 
 
+def temp_file_runs(times: int) -> tuple[list[Step], int]:
+    """One script run again and again from a new temporary file, failing alike (the file's name in the traceback)."""
+    names = [hashlib.blake2b(bytes([n]), digest_size=4).hexdigest() for n in range(times)]
+    traceback = "File \"/tmp/tmp{}_x.py\", line 1, in <module>\nNameError: name 'x' is not defined"
+    return [("run_code", {"code": "print(x)"}, traceback.format(name[:6]), False) for name in names], 1
+
+
 def error_logs(services: int) -> list[Step]:
     """Each service's error log fetched in turn: log lines, not the log tool's own failures."""
     return [
@@ -213,6 +221,7 @@ SHAPES: dict[str, tuple[list[Step], int]] = {
     "20 edits, the test failing alike after each, ok true": edits_failing_alike(),
     "30 new queries answered 'Error: ...', ok true": queries_answered_with_an_error(30),
     "a status polled 20 times, only its Unix time changing": stamped_polls(20),
+    "one script failing alike, a new temp file each run": temp_file_runs(20),
 }
 
 

@@ -1,8 +1,9 @@
 """Masking volatile values: what changes between two calls that mean the same thing.
 
-Used for the near-duplicate identity of a call (numbers, ids, timestamps, cursors in its
-arguments) and for result digests (ids, timestamps and durations only: a changed number in a
-result, "3 failed" then "2 failed", is progress; "in 0.42s" then "in 0.45s" is not).
+Used for the near-duplicate identity of a call (numbers, ids, timestamps, temporary files'
+names, cursors in its arguments) and for result digests (ids, timestamps, temporary files' names
+and durations only: a changed number in a result, "3 failed" then "2 failed", is progress;
+"in 0.42s" then "in 0.45s" is not).
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ _SHAPES: dict[str, str] = {
         r"|\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b"
         r"|(?<!\.)1\d{9}(?:\d{3}){0,3}(?:\.\d+)?\b"
     ),
+    # The random names of Python's tempfile ("/tmp/tmpk3j_x9a2") and of mktemp
+    # ("/tmp/tmp.Xa81bQz0Pc"), with a digit among their random characters (a name without one,
+    # as "tmp_outputs", may be a word).
+    "temp_names": r"tmp(?:(?=[a-z_]{0,7}\d)[a-z0-9_]{8}|\.(?=[A-Za-z]{0,9}\d)[A-Za-z0-9]{10})\b",
     "hex_ids": r"(?:0x)?(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b",
     "cursors": r"(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])[A-Za-z0-9_\-]{24,}={0,2}",
     # "0.42s", "12 ms", "3 seconds", "0m0.523s" (as `time` prints it): how long a call took.
@@ -53,8 +58,8 @@ _SHAPES: dict[str, str] = {
 }
 _NUMBER = r"-?\d+(?:\.\d+)?"
 MASKS: tuple[str, ...] = (*_SHAPES, "numbers", "whitespace")
-RESULT_MASKS: tuple[str, ...] = ("uuids", "timestamps", "hex_ids", "durations")
-ERROR_MASKS: tuple[str, ...] = ("uuids", "timestamps", "hex_ids", "durations", "numbers")
+RESULT_MASKS: tuple[str, ...] = ("uuids", "timestamps", "temp_names", "hex_ids", "durations")
+ERROR_MASKS: tuple[str, ...] = ("uuids", "timestamps", "temp_names", "hex_ids", "durations", "numbers")
 
 
 _DIGIT = re.compile(r"\d")
@@ -62,8 +67,8 @@ _DIGIT = re.compile(r"\d")
 # engine skips straight to the next digit or minus sign (about twice as fast on prose).
 _NUMBER_FAST = r"[-\d](?<=\d|-(?=\d))\d*(?:\.\d+)?"
 # Every shape holds a run of hex digits (a uuid's first 8, a hex id, "dddd-dd-dd",
-# "dd:dd:dd") or, a cursor, 24 word characters: in ASCII text with no such run, no shape
-# can match and only the numbers need masking.
+# "dd:dd:dd"), "tmp" (a temporary file's name) or, a cursor, 24 word characters: in ASCII
+# text with none of these, no shape can match and only the numbers need masking.
 _HEX = bytes.maketrans(b"0123456789abcdefABCDEF", b"x" * 22)
 _WORD = bytes.maketrans(b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_-", b"w" * 64)
 _CURSOR_RUN = "w" * 24
@@ -119,12 +124,12 @@ class _Plan:
     """What masking one set of value classes takes: its pattern, the pattern without the
     shapes (for text that cannot hold one), and which pre-checks tell the two apart."""
 
-    __slots__ = ("cursors", "durations", "hexes", "numbers", "pattern", "reduced", "whitespace")
+    __slots__ = ("cursors", "durations", "hexes", "numbers", "pattern", "reduced", "temps", "whitespace")
 
     def __init__(self, masks: frozenset[str]) -> None:
         self.pattern, self.reduced = _combined(masks), _combined(masks - _SHAPE_NAMES)
         self.hexes, self.cursors = not masks.isdisjoint(_HEX_SHAPES), "cursors" in masks
-        self.durations = "durations" in masks
+        self.durations, self.temps = "durations" in masks, "temp_names" in masks
         self.whitespace, self.numbers = "whitespace" in masks, "numbers" in masks
 
 
@@ -143,6 +148,8 @@ def _may_hold_shape(raw: bytes, plan: _Plan) -> bool:
         if "xxxxxxxx" in hexed or "xx:xx:xx" in hexed or "xxxx-xx-xx" in hexed:
             return True
     if plan.durations and _may_hold_duration(raw):
+        return True
+    if plan.temps and raw.find(b"tmp") >= 0:
         return True
     return plan.cursors and _CURSOR_RUN in raw.translate(_WORD).decode()
 

@@ -192,7 +192,7 @@ def test_detection_shapes_prints_every_shape(runs: dict[str, Future[str]]) -> No
     output = printed(runs, "detection_shapes")
     loops, honest = output.split("\nhonest work")
     rows = re.findall(r"^\S.*?(?: +(?:\d+|-)){8}$", loops, re.MULTILINE)  # calls, loop, 6 rules
-    assert len(rows) == 11 and "default" in output.splitlines()[0]
+    assert len(rows) == 12 and "default" in output.splitlines()[0]
     assert re.search(
         r"^20 edits, the test failing alike after each, ok true +40 +2 +16 ", loops, re.MULTILINE
     )
@@ -200,7 +200,9 @@ def test_detection_shapes_prints_every_shape(runs: dict[str, Future[str]]) -> No
     assert re.search(r"^a passing test re-run after each of 30 edits +60 +- ", honest, re.MULTILINE)
     assert re.search(r"^30 new queries answered 'Error: ...', ok true +30 +1 +11 ", loops, re.MULTILINE)
     assert re.search(r"^the error logs of 20 services, one after another +20 +- ", honest, re.MULTILINE)
-    assert re.search(r"^a status polled 20 times, only its Unix time changing +20 +1 +6 ", loops, re.MULTILINE)
+    assert re.search(
+        r"^a status polled 20 times, only its Unix time changing +20 +1 +6 ", loops, re.MULTILINE
+    )
 
 
 def test_detection_eval_scores_each_corpus_and_leaves_one_out(runs: dict[str, Future[str]]) -> None:

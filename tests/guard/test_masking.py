@@ -21,13 +21,14 @@ from loopfuse._volatile import (
 )
 
 # Characters the shapes are made of, so random texts often hold uuids, dates and hex ids.
-ALPHABET = "0123456789abcdefxyzmnsuABCDEF-:._ T+Z=#\0\n\u0663\u00b5"
+ALPHABET = "0123456789abcdefxyzmnsuptABCDEF-:._ T+Z=#\0\n\u0663\u00b5"
 PIECES = st.sampled_from(
     ["2024-05-01T10:20:30Z", "2024-05-01", "12:30:45", "deadbeef42", "0x1f2e3d4c", "550e8400-e29b-41d4-a716-446655440000",
      "abcDEF123_-ghiJKL456_-mnoPQR789", "-3.5", "1.2.3", "--7", "x-1.5-2", "page 2", "\u0663\u0664", "  ",
      "0.42s", "12 ms", "0m0.523s", "3 seconds", "5\u00b5s", "2 secrets", "7s", "31415926535897932.5",
      "2024-05-01 10:20:30,123", "12:30:45,5", "20240501T102030Z", "20240501T102030.5+0100", "1,2",
-     "1733212245", "1733212245.5", "1733212245123", "0.1733212245", "17332122451", "1733212245 s"]
+     "1733212245", "1733212245.5", "1733212245123", "0.1733212245", "17332122451", "1733212245 s",
+     "/tmp/tmpk3j_x9a2.py", "tmp.Xa81bQz0Pc", "tmp_outputs", "tmpab3c4d5e9", "_tmpk3j_x9a2"]
 )  # fmt: skip
 TEXTS = st.lists(st.one_of(st.text(ALPHABET, max_size=12), PIECES), max_size=12).map("".join)
 MASK_SETS = st.sampled_from(
@@ -35,6 +36,7 @@ MASK_SETS = st.sampled_from(
         *(frozenset(m) for m in (MASKS, RESULT_MASKS, ERROR_MASKS)),
         *(frozenset(m) for m in ({"numbers"}, {"whitespace"}, {"uuids"}, {"cursors", "numbers"}, set())),
         *(frozenset(m) for m in ({"timestamps"}, {"hex_ids"}, {"timestamps", "numbers"})),
+        *(frozenset(m) for m in ({"temp_names"}, {"temp_names", "numbers"})),
         *(frozenset(m) for m in ({"durations"}, {"durations", "numbers"}, {"durations", "hex_ids"})),
     ]
 )
@@ -84,6 +86,19 @@ def test_a_unix_time_is_a_timestamp_and_other_long_numbers_are_kept() -> None:
     assert mask_text(first, RESULT_MASKS) == mask_text(again, RESULT_MASKS) == masked
     assert mask_text("ns 1733212245123456789", RESULT_MASKS) == "ns #"
     kept = "loss 0.1733212245, id 17332122451, 999999999, 2000000000, v1.1733212245, x1733212245"
+    assert mask_text(kept, RESULT_MASKS) == kept
+
+
+def test_a_temporary_files_random_name_is_masked_and_a_word_is_kept() -> None:
+    """A script run from a new temporary file each time fails with the same traceback."""
+    first = 'File "/tmp/tmpk3j_x9a2.py", line 3 (log in /tmp/tmp.Xa81bQz0Pc)'
+    again = 'File "/tmp/tmp8_zzq1ab.py", line 3 (log in /tmp/tmp.b7QpLm2Zx0)'
+    assert (
+        mask_text(first, RESULT_MASKS)
+        == mask_text(again, RESULT_MASKS)
+        == 'File "/tmp/#.py", line 3 (log in /tmp/#)'
+    )
+    kept = "/work/tmp_outputs/tmpabcdefgh x_tmpk3j_x9a2 /tmp/tmpab3c4d5e9"  # no digit; inside a word; 9 long
     assert mask_text(kept, RESULT_MASKS) == kept
 
 

@@ -65,6 +65,20 @@ def test_a_poll_answered_alike_but_for_its_time_is_the_same_result(
     assert [run(guard, "job_status", {"job": "build-7"}, a) for a in answers] == [True] * 5 + [False, False]
 
 
+TEMP_NAMES = ["tmpk3j_x9a2", "tmp8_zzq1ab", "tmp_0q2wxyz", "tmpz9y8x7w6", "tmpa1b2c3d_", "tmp5hj_k2lm"]
+
+
+def test_one_script_failing_alike_from_a_new_temporary_file_is_the_same_error(
+    make_guard: GuardFactory,
+) -> None:
+    guard, code = make_guard(), {"code": "print(x)"}
+    tracebacks = [
+        f"File \"/tmp/{name}.py\", line 1\nNameError: name 'x' is not defined" for name in TEMP_NAMES
+    ]
+    assert [run(guard, "run_code", code, t, ok=False) for t in tracebacks] == [True] * 4 + [False, False]
+    assert guard.check("run_code", code, "a").rule == "same_error.identical_limit"
+
+
 @pytest.mark.parametrize("value", ["0.17332122{t:02d}", "173321220{t:02d}"], ids=["fraction", "11 digits"])
 def test_a_long_number_that_changes_is_still_a_new_result(make_guard: GuardFactory, value: str) -> None:
     guard = make_guard()

@@ -26,7 +26,7 @@ __all__ = [
     "NearState",
 ]
 
-DEFAULT_MASKS = ("uuids", "timestamps", "hex_ids", "cursors", "numbers")
+DEFAULT_MASKS = ("uuids", "timestamps", "temp_names", "hex_ids", "cursors", "numbers")
 DEFAULT_VOLATILE_KEYS = (
     "cursor", "page_token", "next_token", "offset", "request_id", "timestamp", "nonce", "seed",
 )  # fmt: skip
