@@ -7,31 +7,27 @@ of a JSON type); anything else takes the pure-Python path, so both give every ca
 same key. Both write an ``enum.Enum`` member as its value and a ``uuid.UUID`` as its
 canonical string, as orjson does natively (except a member that is also a ``str``, ``int``,
 ``float`` or container whose data a custom ``__new__`` made differ from its value: the
-standard library writes the data).
+standard library writes the data). Dates, paths, bytes, sets, dataclasses and other values JSON
+has no type for take the pure-Python path (``loopfuse._json_default``).
 """
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import json
-import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ._json_default import json_default
 from ._shown import TOOL_SHOWN
 
 __all__ = ["CallKey", "call_digest", "canonical_json", "int63", "strip_ignored"]
 
 
 def _unserializable(value: Any) -> Any:
-    """The standard library's ``default``: what orjson writes for an ``Enum`` member (its
-    ``value``, itself encoded) and a ``UUID`` (its canonical string); else a TypeError."""
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, uuid.UUID):  # a subclass too (orjson leaves those to this path)
-        return uuid.UUID.__str__(value)
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+    """The standard library's ``default``: a value JSON has no type for, as JSON data
+    (``loopfuse._json_default``); else a TypeError."""
+    return json_default(value, _ENCODE)
 
 
 def _encoder() -> Callable[[Any], str]:

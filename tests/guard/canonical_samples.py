@@ -3,7 +3,9 @@ non-string keys, control and non-ASCII characters, UUIDs and enum members (as th
 
 from __future__ import annotations
 
+import datetime
 import enum
+import pathlib
 import uuid
 from typing import Any
 
@@ -60,6 +62,12 @@ SAMPLES: list[Any] = [
     {"path": "src/é/日本.py", "line": None, "ratio": 1e-05, "big": 2**70, "nan": float("nan")},
     {"z": [1.5, -0.0, 1e16, 0.00001, True], "a": {"\u2028": "\x1f\x7f"}, 3: "int key"},
     ["tuple", ("a", 1)],
+    {
+        "when": datetime.datetime(2024, 12, 3, 7, 50),
+        "path": pathlib.Path("/a"),
+        "raw": b"ab",
+        "tags": {"b", "a"},
+    },
     {"id": UUIDS[1], "color": Color.RED, "members": MEMBERS, "uuids": UUIDS},
     [
         Color.RED,

@@ -120,7 +120,7 @@ def test_default_message_tells_the_model_to_stop_and_change_approach(make_guard:
     assert "change your approach" in message and "report to the user" in message
 
 
-@pytest.mark.parametrize("args", [{"x": object()}, {"x": {1, 2}}, {1: "a", "b": 2}])
+@pytest.mark.parametrize("args", [{"x": object()}, {"x": 1j}, {1: "a", "b": 2}])
 def test_unserializable_arguments_fail_open_and_are_counted(args: object, make_guard: GuardFactory) -> None:
     guard = make_guard({"circuit_breaker": {"duplicate_limit": 1}})
     assert all(guard.check("f", args, "a").allowed for _ in range(5))

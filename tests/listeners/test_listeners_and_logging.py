@@ -46,7 +46,7 @@ def test_custom_listener_sees_denials_escalation_and_fail_open() -> None:
     guard = guard_with(rec)
     for _ in range(4):  # allowed, then three denials in a row: the third escalates
         guard.check("search", {"q": CANARY}, "w1")
-    guard.check("search", {"q": {1, 2}}, "w1")  # a set cannot be serialized
+    guard.check("search", {"q": 1j}, "w1")  # a complex number cannot be serialized
     assert seen(rec) == [
         ("deny", "duplicate", 1, "w1", True),
         ("deny", "duplicate", 1, "w1", False),
@@ -117,8 +117,8 @@ class FailOpens(GuardListener):
 def test_on_unjudged_check_follows_on_fail_open_only_for_a_check() -> None:
     listener = FailOpens()
     guard = guard_with(listener)
-    guard.check("search", {"q": {1, 2}}, "w1")  # a check: allowed unjudged
-    guard.record_result("search", {"q": {1, 2}}, "r", "w1")  # a result: not a check
+    guard.check("search", {"q": 1j}, "w1")  # a check: allowed unjudged
+    guard.record_result("search", {"q": 1j}, "r", "w1")  # a result: not a check
     guard.note_invalid({"id": "x"})  # an invalid turn that cannot be keyed: not a check
     guard.check("f", {}, {"id": "x"})  # a check
     assert listener.calls == [

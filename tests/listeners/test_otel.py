@@ -143,11 +143,11 @@ def mixed_run(guard: Guard) -> None:
     for _ in range(6):
         guard.note_invalid("d")
     guard.note_invalid({"id": "x"})  # cannot be keyed: a fail-open outside a check
-    guard.check("search", {"q": {1, 2}}, "b")  # unserializable, in a check
+    guard.check("search", {"q": 1j}, "b")  # unserializable, in a check
     guard.check(nameless, {}, "b")  # tool_name, in a check
     guard.check("f", {}, {"id": "x"})  # agent_identity, in a check
     guard.check("explode", {}, "b")  # the custom breaker raises: allowed, judged by the others
-    guard.record_result("search", {"q": {1, 2}}, "r", "b")  # unserializable, a result
+    guard.record_result("search", {"q": 1j}, "r", "b")  # unserializable, a result
     guard.record_result("search", {"q": "zz"}, object(), "b")  # a result it cannot digest
     guard.record_result(nameless, {}, "r", "b")  # tool_name, a result
 
@@ -199,7 +199,7 @@ def test_made_up_tool_names_past_the_bound_share_one_series(reader: InMemoryMetr
     for i in range(bound + 50):
         guard.check(f"made_up_{i}", {}, f"agent-{i}")
     guard.check("made_up_0", {}, "again")  # a name recorded before the bound keeps its series
-    guard.check("late", {"q": {1}}, "b")  # a fail-open's name past the bound too
+    guard.check("late", {"q": 1j}, "b")  # a fail-open's name past the bound too
     checks = tool_totals(reader, "loopfuse.checks")
     assert len(checks) == bound + 1
     assert checks[otel_listener.OTHER_TOOL] == 51 and checks["made_up_0"] == 2
@@ -216,7 +216,7 @@ def test_a_long_made_up_tool_name_is_cut_in_metrics_and_span_events(reader: InMe
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     with provider.get_tracer("test").start_as_current_span("turn"):
-        for args in ({}, {}, {"q": {1}}):  # allowed, denied, fail-open
+        for args in ({}, {}, {"q": 1j}):  # allowed, denied, fail-open
             guard.check(long, args, "a")
     for metric in ("loopfuse.checks", "loopfuse.denials", "loopfuse.fail_open"):
         assert set(tool_totals(reader, metric)) == {shown}, metric

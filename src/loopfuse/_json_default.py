@@ -1,0 +1,59 @@
+"""What canonical JSON writes for the Python values JSON has no type for.
+
+Tools called from Python (``guard.wrap``, a host's own ``check``) take dates, paths, bytes,
+sets and dataclasses as often as strings; a call holding one was allowed unjudged, so a loop
+over such a tool was never stopped. Each is written as one JSON value, by the value's own
+class's method, never an override of a subclass (the caller's code does not run):
+
+- ``Enum`` member: its ``value``; ``UUID``: its canonical string (as orjson writes both);
+- ``datetime``, ``date``, ``time``: ISO 8601 (``isoformat``); ``timedelta``: ``str``;
+- ``Decimal``: its string; a path (``PurePath``): its string; ``bytes``, ``bytearray``: hex;
+- ``set``, ``frozenset``: a list of its items, sorted by their canonical JSON (insertion
+  order never matters);
+- a dataclass instance: an object of the fields that take part in its comparisons;
+- any other ``Mapping``: an object of its items.
+
+Anything else raises ``TypeError``: the call cannot be judged and is allowed (fail open).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import decimal
+import enum
+import pathlib
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["json_default"]
+
+_AS_TEXT: tuple[tuple[type[Any], Callable[[Any], str]], ...] = (
+    (datetime.datetime, datetime.datetime.isoformat),  # before date: a datetime is a date
+    (datetime.date, datetime.date.isoformat),
+    (datetime.time, datetime.time.isoformat),
+    (datetime.timedelta, datetime.timedelta.__str__),
+    (decimal.Decimal, decimal.Decimal.__str__),
+    (pathlib.PurePath, pathlib.PurePath.__str__),
+    (bytes, bytes.hex),
+    (bytearray, bytearray.hex),
+)
+
+
+def json_default(value: Any, encode: Callable[[Any], str]) -> Any:
+    """``value`` as JSON data (``encode``: canonical JSON, to order a set's items)."""
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, uuid.UUID):  # a subclass too (orjson leaves those to this path)
+        return uuid.UUID.__str__(value)
+    for kind, text in _AS_TEXT:
+        if isinstance(value, kind):
+            return text(value)
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=encode)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value) if f.compare}
+    if isinstance(value, Mapping):
+        return dict(value.items())
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
