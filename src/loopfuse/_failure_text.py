@@ -4,8 +4,9 @@ Hosts that see no exception call every returned value a success (``guard.wrap``,
 an MCP server that does not set ``isError``, a shell tool that prints its exit code). Two
 readings, of different strength, both of a bounded part of the text with plain searches:
 
-- ``opens_as_failure``: the answer opens with a failure's verdict ("Error: ...", a traceback),
-  as a tool that answers its errors as text does. It is a failure for every breaker.
+- ``opens_as_failure``: the answer opens with a failure's verdict ("Error: ...", a traceback,
+  a JSON object whose first member is ``"error"``), as a tool that answers its errors as text
+  does. It is a failure for every breaker, as is a ``dict`` answer that ``answers_failure``.
 - ``reads_as_failure``: its start or its last lines name one (a test runner's "1 failed", a
   non-zero exit code), where a passing output may also quote code or logs. It only keeps the
   re-run rule (``breakers/_rerun.py``) from excusing the result as a success that checks an edit.
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["opens_as_failure", "reads_as_failure"]
+__all__ = ["answers_failure", "opens_as_failure", "reads_as_failure"]
 
 _HEAD, _TAIL = 64, 256
 _VERDICTS = (
@@ -40,11 +41,34 @@ _WORD_END = re.compile(
 # A text that opens with a failure's verdict: "Error: ...", "KeyError: 'x'", "fatal: ...", "Failed
 # to ...", a traceback, "Exit code: 1"; not a log line ("ERROR:root:...", "ERROR 2024-01-01 ...")
 # nor a count of none ("Errors: 0").
+# A JSON object whose first member is an API's failure: {"error": ...} or {"errors": [...]} with
+# something in it, {"ok": false}, {"success": false}, MCP's {"isError": true}, {"status": "error"}.
+_JSON_VERDICT = (
+    r"|\{\s*\"(?:errors?\"\s*:\s*+(?!null\b|false\b|0\b|\[\s*\]|\{\s*\}|\"\")"
+    r"|(?:ok|success)\"\s*:\s*false\b|iserror\"\s*:\s*true\b|status\"\s*:\s*\"error\")"
+)
 _OPENS = re.compile(
     r"\s*(?:traceback \(most recent call last\)|npm err!|fail(?:ed)? to\b"
     r"|(?:exit (?:code|status)|returncode)\W{0,4}-?[1-9]"
-    r"|(?:[\w.]*(?:error|exception)|fatal|panic|fail(?:ed|ure)?)(?::(?:\s|$)|!|[ \t]*(?:\n|$)))"
+    r"|(?:[\w.]*(?:error|exception)|fatal|panic|fail(?:ed|ure)?)(?::(?:\s|$)|!|[ \t]*(?:\n|$))"
+    + _JSON_VERDICT
+    + ")"
 )
+_NOTHING: tuple[object, ...] = (None, False, 0, "", [], {})  # an "error" member holding nothing
+
+
+def answers_failure(result: dict[str, object]) -> bool:
+    """Whether a tool's answer, a ``dict``, is an API's failure: an ``error`` or ``errors``
+    member holding something, ``ok`` or ``success`` false, ``isError`` true (MCP), ``status``
+    ``"error"``. Values whose comparisons raise are no failure."""
+    try:
+        if any(result.get(key) not in _NOTHING for key in ("error", "errors")):
+            return True
+        if result.get("ok") is False or result.get("success") is False:
+            return True
+        return result.get("isError") is True or result.get("status") == "error"
+    except Exception:  # a value's own __eq__ raised
+        return False
 
 
 def opens_as_failure(text: str) -> bool:

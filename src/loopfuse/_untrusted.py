@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._failure_text import opens_as_failure, reads_as_failure
+from ._failure_text import answers_failure, opens_as_failure, reads_as_failure
 from ._state import ToolResult
 from ._volatile import result_text, text_digests
 
@@ -49,7 +49,7 @@ def tool_result(result: Any, ok: bool | None) -> ToolResult | None:
     success whose text reads as a failure elsewhere is kept as a result of unknown outcome."""
     try:
         text = result_text(result)
-        if ok is not False and opens_as_failure(text):
+        if ok is not False and (opens_as_failure(text) or (type(result) is dict and answers_failure(result))):
             ok = False
         digest, error = text_digests(text, ok is False)
         if ok is True and reads_as_failure(text):

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from loopfuse._failure_text import opens_as_failure, reads_as_failure
+from loopfuse._failure_text import answers_failure, opens_as_failure, reads_as_failure
 
 FAILURES = [
     "FAILED tests/test_mod.py::test_parse - KeyError: 'x'\n1 failed, 11 passed in 0.41s",
@@ -122,6 +122,12 @@ OPENERS = [
     "Failed to fetch https://example.com: 404",
     "panic: runtime error: index out of range [3] with length 3",
     "ValueError",
+    '{"error": "rate_limited", "retry_after": 30}',
+    '{\n  "errors": [{"message": "Field \'x\' does not exist"}]\n}',
+    '{"ok": false, "error": "channel_not_found"}',
+    '{"success": false}',
+    '{"isError": true, "content": [{"type": "text", "text": "boom"}]}',
+    '{"status": "error", "message": "quota exceeded"}',
 ]
 NOT_OPENERS = [
     "Errors: 0",
@@ -136,6 +142,13 @@ NOT_OPENERS = [
     "ERROR:root:database timeout",  # log lines, fetched by a log tool, are not its failures
     "ERROR 2024-12-03 07:50:45 db timeout",
     "Error rate: 0.5% over the last hour",
+    '{"error": null, "data": [1, 2]}',  # JSON answers whose failure member holds nothing
+    '{"errors": [], "warnings": ["unused import"]}',
+    '{"error": ""}',
+    '{"ok": true, "channel": "C1"}',
+    '{"status": "done"}',
+    '{"data": {"a": 1}, "error": "partial"}',  # the failure member after the start: not read
+    '[{"error": "x"}]',
 ]
 
 
@@ -144,3 +157,34 @@ NOT_OPENERS = [
 )
 def test_an_answer_opens_as_a_failure_when_it_starts_with_a_verdict(text: str, failed: bool) -> None:
     assert opens_as_failure(text) is failed
+
+
+DICT_ANSWERS = [
+    ({"error": "not found"}, True),
+    ({"data": [1], "errors": [{"message": "x"}]}, True),
+    ({"ok": False, "channel": "C1"}, True),
+    ({"success": False}, True),
+    ({"isError": True, "content": []}, True),
+    ({"status": "error"}, True),
+    ({"error": None, "data": [1]}, False),
+    ({"errors": [], "ok": True, "success": True, "isError": False, "status": "done"}, False),
+    ({"ok": 0}, False),  # only false itself: a count named "ok" is no verdict
+]
+
+
+class Unequal:
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("no comparison")
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize(("answer", "failed"), DICT_ANSWERS)
+def test_a_dict_answer_is_a_failure_when_an_api_would_mean_one(
+    answer: dict[str, object], failed: bool
+) -> None:
+    assert answers_failure(answer) is failed
+
+
+def test_a_dict_answer_whose_values_cannot_be_compared_is_no_failure() -> None:
+    assert answers_failure({"error": Unequal()}) is False

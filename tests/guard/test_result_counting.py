@@ -151,15 +151,20 @@ def test_a_wrapped_test_tool_failing_the_same_way_after_each_edit_is_refused(
     assert "result_limit" in refused[0] and "KeyError" not in refused[0]
 
 
+ERROR_ANSWERS = {
+    "text": "Error: service unavailable",
+    "JSON text": '{"error": {"code": 503, "message": "service unavailable"}}',
+    "dict": {"ok": False, "error": "service_unavailable"},
+}
+
+
 @pytest.mark.parametrize("ok", [True, None])
+@pytest.mark.parametrize("answer", ERROR_ANSWERS.values(), ids=list(ERROR_ANSWERS))
 def test_an_answer_opening_with_an_error_is_a_failure_whatever_the_host_says(
-    make_guard: GuardFactory, ok: bool | None
+    make_guard: GuardFactory, ok: bool | None, answer: object
 ) -> None:
     guard = make_guard()  # a tool that answers its errors as text: new arguments, the same error
-    outcomes = [
-        run(guard, "search", {"q": f"flights {chr(97 + i)}"}, "Error: service unavailable", ok=ok)
-        for i in range(12)
-    ]
+    outcomes = [run(guard, "search", {"q": f"flights {chr(97 + i)}"}, answer, ok=ok) for i in range(12)]
     assert outcomes == [True] * 10 + [False, False]
     decision = guard.check("search", {"q": "flights z"}, "a")
     assert (decision.rule, decision.count, decision.limit) == ("same_error.limit", 10, 10)
