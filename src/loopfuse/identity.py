@@ -42,7 +42,11 @@ class CallIdentity:
     def key(self, tool: str, args: Any) -> CallKey | None:
         """The call's key, or None when its arguments cannot be serialized.
 
-        The near-duplicate key is left for the breaker to compute when it needs it."""
+        Arguments given as the text of a JSON object (a model's raw ``arguments`` string, as
+        chat APIs deliver it) are judged as that object. The near-duplicate key is left for the
+        breaker to compute when it needs it."""
+        if type(args) is str and _OBJECT_TEXT.match(args) is not None:
+            args = _json_object(args)
         rule = self._rules.get(tool) if self._rules else None
         if rule is None:
             call = CallKey.of(tool, args, self._ignore)
@@ -85,6 +89,18 @@ class CallIdentity:
             except RecursionError:
                 return 0
         return int_digest(call.tool + "\n" + mask_text(text, masks))
+
+
+_OBJECT_TEXT = re.compile(r"\s*\{")
+
+
+def _json_object(text: str) -> Any:
+    """The object ``text`` writes when it is a JSON object, else ``text`` itself."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    return value if type(value) is dict else text
 
 
 @functools.cache

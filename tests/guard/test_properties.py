@@ -4,6 +4,7 @@ The tables the breakers count in: tests/breakers/test_state_tables.py."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections import deque
 from typing import Any
@@ -75,6 +76,21 @@ def test_argument_order_never_matters(
         items = list(args.items())
         rnd.shuffle(items)
         assert one.check(tool, args, "a").kind == two.check(tool, dict(items), "a").kind
+
+
+@settings(max_examples=150, deadline=None)
+@given(CALLS, LIMITS, st.randoms(use_true_random=False), st.sampled_from([None, 0, 2]))
+def test_arguments_as_json_text_in_any_order_and_spacing_are_the_same_calls(
+    calls: list[tuple[str, dict[str, int]]], limits: Any, rnd: random.Random, indent: int | None
+) -> None:
+    one, two = make_guard(limits), make_guard(limits)
+    for tool, args in calls:
+        items = list(args.items())
+        rnd.shuffle(items)
+        assert (
+            one.check(tool, args, "a").kind
+            == two.check(tool, json.dumps(dict(items), indent=indent), "a").kind
+        )
 
 
 @settings(max_examples=150, deadline=None)

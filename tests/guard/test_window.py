@@ -127,6 +127,27 @@ def test_unserializable_arguments_fail_open_and_are_counted(args: object, make_g
     assert guard.stats()["fail_open"] == {"unserializable": 5}
 
 
+RAW_ARGUMENTS = [  # a model's raw arguments as chat APIs deliver them: order, spacing and notes vary
+    '{"q": "pricing", "limit": 5, "thought": "try 1"}',
+    '{"limit":5,"q":"pricing","thought":"try 2"}',
+    '{\n  "thought": "try 3",\n  "q": "pricing",\n  "limit": 5\n}',
+]
+
+
+def test_arguments_given_as_json_text_are_judged_as_the_object(make_guard: GuardFactory) -> None:
+    guard = make_guard()
+    allowed = [guard.check("search", RAW_ARGUMENTS[i % 3], "a").allowed for i in range(8)]
+    assert allowed == [True] * 6 + [False, False]
+    assert guard.check("search", {"q": "pricing", "limit": 5}, "a").kind == "duplicate"
+
+
+@pytest.mark.parametrize("text", ["ls -la", "{not json", '{"a": 1} trailing', '["a", 1]'])
+def test_other_texts_are_judged_as_text(make_guard: GuardFactory, text: str) -> None:
+    guard = make_guard()
+    assert [guard.check("bash", text, "a").allowed for _ in range(7)] == [True] * 6 + [False]
+    assert guard.check("bash", text + " ", "a").allowed  # another text is another call
+
+
 def test_circular_arguments_fail_open(make_guard: GuardFactory) -> None:
     args: dict[str, object] = {}
     args["self"] = args
