@@ -46,14 +46,33 @@ def error_text(error: Any) -> Any:
 def tool_result(result: Any, ok: bool | None) -> ToolResult | None:
     """The digests of a result (errors with numbers masked too); None if it cannot be read.
     A result that opens with a failure's verdict is a failure whatever the host said; a
-    success whose text reads as a failure elsewhere is kept as a result of unknown outcome."""
+    success whose text reads as a failure elsewhere is kept as a result of unknown outcome.
+    A content list (MCP's, a chat message's) is read by its text blocks."""
     try:
         text = result_text(result)
-        if ok is not False and (opens_as_failure(text) or (type(result) is dict and answers_failure(result))):
+        said = text if type(result) is str else _said(result, text)
+        if ok is not False and (opens_as_failure(said) or (type(result) is dict and answers_failure(result))):
             ok = False
         digest, error = text_digests(text, ok is False)
-        if ok is True and reads_as_failure(text):
+        if ok is True and reads_as_failure(said):
             return ToolResult(digest, None, error)
         return ToolResult(digest, ok if type(ok) is bool else None, error)
     except Exception:  # unserializable, or the caller's objects raise while read
         return None
+
+
+_BLOCKS = 64  # text blocks read at most: a bounded cost per result
+
+
+def _said(result: Any, text: str) -> str:
+    """What the model reads of ``result``: the text blocks of a content list (an MCP answer's
+    ``content``, a chat message's blocks) joined, else ``text``, the result as written."""
+    blocks = result.get("content") if type(result) is dict else result
+    if type(blocks) is not list:
+        return text
+    said = [
+        block["text"]
+        for block in blocks[:_BLOCKS]
+        if type(block) is dict and block.get("type") == "text" and type(block.get("text")) is str
+    ]
+    return "\n".join(said) if said else text

@@ -155,6 +155,8 @@ ERROR_ANSWERS = {
     "text": "Error: service unavailable",
     "JSON text": '{"error": {"code": 503, "message": "service unavailable"}}',
     "dict": {"ok": False, "error": "service_unavailable"},
+    "MCP answer": {"content": [{"type": "text", "text": "Error: service unavailable"}], "isError": False},
+    "content blocks": [{"type": "text", "text": "Error: service unavailable"}],
 }
 
 

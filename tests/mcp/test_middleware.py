@@ -23,6 +23,11 @@ def _server(guard: Guard, runs: list[str]) -> FastMCP:
     def broken() -> str:
         raise RuntimeError("backend unavailable")
 
+    @server.tool
+    def lookup(key: str) -> str:
+        runs.append(key)
+        return "Error: service unavailable"  # a failure answered as text: FastMCP calls it a success
+
     server.add_middleware(LoopfuseMiddleware(guard))
     return server
 
@@ -38,6 +43,16 @@ async def test_identical_calls_are_denied_with_an_error_result_and_the_tool_does
     assert results[2].content[0].text.startswith("loopfuse refused this search call")
     assert not different.is_error
     assert runs == ["q", "q", "other"]
+
+
+async def test_a_tool_answering_the_same_error_as_text_is_stopped() -> None:
+    runs: list[str] = []
+    async with Client(_server(Guard(), runs), timeout=TIMEOUT) as client:
+        keys = [f"key {chr(97 + i)}" for i in range(12)]  # new keys, not equal but for numbers
+        results = [await client.call_tool("lookup", {"key": key}, raise_on_error=False) for key in keys]
+    assert [r.is_error for r in results] == [False] * 10 + [True, True]
+    assert "same error 10 times" in results[10].content[0].text
+    assert runs == keys[:10]
 
 
 async def test_each_handshake_session_is_its_own_scope() -> None:
