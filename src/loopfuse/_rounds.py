@@ -20,6 +20,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
+from ._idle import drop_idle
 from .decision import Decision, Denial
 from .stores.base import Outcome
 
@@ -163,13 +164,8 @@ class Rounds:
         """Every 64th entry, drop at most 64 agents idle past ``idle_seconds``, the least recent
         first (the agent just entered is the most recent, and is never dropped)."""
         self._entries += 1
-        if self._entries & 63:
-            return
-        agents = self._agents
-        for _ in range(64):
-            if now - next(iter(agents.values())).seen <= self._idle:
-                return
-            agents.popitem(last=False)
+        if not self._entries & 63:
+            drop_idle(self._agents, now, self._idle)
 
     def repeated(self, rounds: _AgentRounds, key: int) -> Outcome | None:
         """A denial for ``key`` when its round repeats a set that already ran ``min_repeats``

@@ -11,6 +11,7 @@ from typing import Any
 
 from .._agents import agent_label
 from .._calls import CallKey
+from .._idle import drop_idle
 from .._state import AgentState, ToolResult
 from .._weak_table import WeakIdentityTable
 from ..breakers import Breaker
@@ -87,17 +88,8 @@ class AgentRegistry:
         state.seen = now
         self._ticks += 1
         if not self._ticks & 63:
-            self._expire_idle(now)
+            drop_idle(named, now, self._idle)
         return state
-
-    def _expire_idle(self, now: float) -> None:
-        """Drop agents idle longer than ``idle_seconds``; every 64th call, at most 64 of them."""
-        named = self._named
-        for _ in range(64):
-            oldest = next(iter(named.values()))
-            if now - oldest.seen <= self._idle:
-                return
-            named.popitem(last=False)
 
     def _get_object(self, agent: Any) -> AgentState:
         return self._objects.value(agent, lambda: AgentState(self._window))
