@@ -38,15 +38,15 @@ _WORD_END = re.compile(
 )
 
 
-# A text that opens with a failure's verdict: "Error: ...", "KeyError: 'x'", "fatal: ...", "Failed
-# to ...", a traceback, "Exit code: 1"; not a log line ("ERROR:root:...", "ERROR 2024-01-01 ...")
-# nor a count of none ("Errors: 0").
 # A JSON object whose first member is an API's failure: {"error": ...} or {"errors": [...]} with
 # something in it, {"ok": false}, {"success": false}, MCP's {"isError": true}, {"status": "error"}.
 _JSON_VERDICT = (
     r"|\{\s*\"(?:errors?\"\s*:\s*+(?!null\b|false\b|0\b|\[\s*\]|\{\s*\}|\"\")"
     r"|(?:ok|success)\"\s*:\s*false\b|iserror\"\s*:\s*true\b|status\"\s*:\s*\"error\")"
 )
+# A text that opens with a failure's verdict: "Error: ...", "KeyError: 'x'", "fatal: ...", "Failed
+# to ...", a traceback, "Exit code: 1", a JSON failure (above); not a log line ("ERROR:root:...",
+# "ERROR 2024-01-01 ...") nor a count of none ("Errors: 0").
 _OPENS = re.compile(
     r"\s*(?:traceback \(most recent call last\)|npm err!|fail(?:ed)? to\b"
     r"|(?:exit (?:code|status)|returncode)\W{0,4}-?[1-9]"
