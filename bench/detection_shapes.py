@@ -171,12 +171,11 @@ def edits_failing_alike() -> tuple[list[Step], int]:
     return tests_after_edits(20, changed_line, failing_alike), 2
 
 
-def queries_answered_with_an_error(times: int) -> tuple[list[Step], int]:
+def queries_answered_with_an_error(
+    times: int, answer: str = "Error: service unavailable"
+) -> tuple[list[Step], int]:
     """New queries, one error answered as text, on a host that calls every answer a success."""
-    return [
-        ("search", {"query": f"flights {_named(n)}"}, "Error: service unavailable", True)
-        for n in range(times)
-    ], 1
+    return [("search", {"query": f"flights {_named(n)}"}, answer, True) for n in range(times)], 1
 
 
 def stamped_polls(times: int) -> tuple[list[Step], int]:
@@ -220,6 +219,7 @@ SHAPES: dict[str, tuple[list[Step], int]] = {
     "a file viewed 10 lines further back, 47 times": view_back(47),
     "20 edits, the test failing alike after each, ok true": edits_failing_alike(),
     "30 new queries answered 'Error: ...', ok true": queries_answered_with_an_error(30),
+    "the same, answered '{\"error\": ...}'": queries_answered_with_an_error(30, '{"error": "unavailable"}'),
     "a status polled 20 times, only its Unix time changing": stamped_polls(20),
     "one script failing alike, a new temp file each run": temp_file_runs(20),
 }
