@@ -11,6 +11,7 @@ class's method, never an override of a subclass (the caller's code does not run)
 - ``set``, ``frozenset``: a list of its items, sorted by their canonical JSON (insertion
   order never matters);
 - a dataclass instance: an object of the fields that take part in its comparisons;
+- a pydantic model (when pydantic is loaded): what ``BaseModel.model_dump(mode="json")`` gives;
 - any other ``Mapping``: an object of its items.
 
 Anything else raises ``TypeError``: the call cannot be judged and is allowed (fail open).
@@ -23,6 +24,7 @@ import datetime
 import decimal
 import enum
 import pathlib
+import sys
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -54,6 +56,9 @@ def json_default(value: Any, encode: Callable[[Any], str]) -> Any:
         return sorted(value, key=encode)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: getattr(value, f.name) for f in dataclasses.fields(value) if f.compare}
+    pydantic = sys.modules.get("pydantic")  # never imported here: a model exists only once it is
+    if pydantic is not None and isinstance(value, pydantic.BaseModel):
+        return pydantic.BaseModel.model_dump(value, mode="json")
     if isinstance(value, Mapping):
         return dict(value.items())
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")

@@ -104,3 +104,21 @@ def test_a_result_holding_python_values_is_digested(make_guard: GuardFactory) ->
     answer = {"status": "pending", "checked": VALUES["datetime"], "files": {"a.py", "b.py"}}
     assert [run(guard, "job_status", {"job": 7}, answer) for _ in range(7)] == [True] * 5 + [False, False]
     assert guard.stats()["fail_open"] == {}
+
+
+def test_a_pydantic_model_is_judged_by_its_fields_not_its_own_methods(make_guard: GuardFactory) -> None:
+    pydantic = pytest.importorskip("pydantic")
+
+    class Search(pydantic.BaseModel):  # type: ignore[misc, name-defined]
+        text: str
+        since: datetime.date
+
+        def model_dump(self, **options: Any) -> dict[str, Any]:
+            raise AssertionError("the caller's override ran")
+
+    query = Search(text="pricing", since=datetime.date(2024, 12, 3))
+    assert canonical_json({"q": query}) == '{"q":{"since":"2024-12-03","text":"pricing"}}'
+    guard = make_guard()
+    assert [guard.check("search", {"q": query}, "a").allowed for _ in range(7)] == [True] * 6 + [False]
+    assert run(guard, "lookup", {"n": 1}, Search(text="a", since=datetime.date(2024, 1, 2)))
+    assert guard.stats()["fail_open"] == {}
