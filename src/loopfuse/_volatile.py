@@ -234,10 +234,17 @@ def _durations_masked(text: str) -> str:
 
 def result_text(result: Any) -> str:
     """The text a result's digests are made of: a string as it is (a subclass's own methods
-    never run), anything else as canonical JSON."""
+    never run), bytes as the text they encode (UTF-8, as a process's output is read), anything
+    else as canonical JSON."""
     if type(result) is str:
         return result
-    return str.__str__(result) if isinstance(result, str) else canonical_json(result)
+    if isinstance(result, str):
+        return str.__str__(result)
+    if isinstance(result, bytes):
+        return bytes.decode(result, "utf-8", "replace")
+    if isinstance(result, bytearray):
+        return bytearray.decode(result, "utf-8", "replace")
+    return canonical_json(result)
 
 
 def _masked_result(text: str, masks: frozenset[str]) -> str:

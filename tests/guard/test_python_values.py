@@ -122,3 +122,12 @@ def test_a_pydantic_model_is_judged_by_its_fields_not_its_own_methods(make_guard
     assert [guard.check("search", {"q": query}, "a").allowed for _ in range(7)] == [True] * 6 + [False]
     assert run(guard, "lookup", {"n": 1}, Search(text="a", since=datetime.date(2024, 1, 2)))
     assert guard.stats()["fail_open"] == {}
+
+
+def test_a_bytes_result_is_read_as_the_text_it_encodes(make_guard: GuardFactory) -> None:
+    guard = make_guard()  # a process's output, captured without text=True: its failure is read
+    answers = [
+        run(guard, "sh", {"cmd": f"deploy {chr(97 + i)}"}, b"Error: permission denied\n") for i in range(12)
+    ]
+    assert answers == [True] * 10 + [False, False]
+    assert guard.check("sh", {"cmd": "deploy z"}, "a").rule == "same_error.limit"
