@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from loopfuse._failure_text import answers_failure, opens_as_failure, reads_as_failure
+from loopfuse._untrusted import tool_result
 
 FAILURES = [
     "FAILED tests/test_mod.py::test_parse - KeyError: 'x'\n1 failed, 11 passed in 0.41s",
@@ -188,3 +189,24 @@ def test_a_dict_answer_is_a_failure_when_an_api_would_mean_one(
 
 def test_a_dict_answer_whose_values_cannot_be_compared_is_no_failure() -> None:
     assert answers_failure({"error": Unequal()}) is False
+
+
+ANSWERS = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20) | st.binary(max_size=20) | st.dates(),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(["error", "errors", "ok", "content", "type", "text", "x"]), inner, max_size=4
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@given(ANSWERS, st.sampled_from([True, False, None]))
+def test_any_answer_is_read_without_raising_and_a_host_failure_stays_one(
+    answer: object, ok: bool | None
+) -> None:
+    result = tool_result(answer, ok)
+    assert result is not None  # every such value can be written and read
+    assert result.ok is False or ok is not False
