@@ -66,9 +66,14 @@ _BLOCKS = 64  # text blocks read at most: a bounded cost per result
 
 def _said(result: Any, text: str) -> str:
     """What the model reads of ``result``: the text blocks of a content list (an MCP answer's
-    ``content``, a chat message's blocks) joined, else ``text``, the result as written."""
-    blocks = result.get("content") if type(result) is dict else result
-    if type(blocks) is not list:
+    ``content``, a chat message's blocks, or one such block alone, as the OpenAI Agents SDK
+    hands over an MCP tool's answer) joined, else ``text``, the result as written."""
+    blocks = result
+    if type(result) is dict:
+        blocks = result.get("content")
+        if type(blocks) is not list:
+            blocks = [result]
+    elif type(blocks) is not list:
         return text
     said = [
         block["text"]

@@ -1,4 +1,5 @@
-"""A stdio MCP server with one tool, ``search``, that appends a line to $COUNTER_FILE per run."""
+"""A stdio MCP server whose tools append a line to $COUNTER_FILE per run: ``search``, and
+``lookup``, which answers its failure as text (no ``isError``)."""
 
 import os
 
@@ -13,6 +14,14 @@ def search(q: str) -> str:
     with open(os.environ["COUNTER_FILE"], "a") as out:
         out.write("run\n")
     return "result"
+
+
+@server.tool
+def lookup(key: str) -> str:
+    """Look up."""
+    with open(os.environ["COUNTER_FILE"], "a") as out:
+        out.write("run\n")
+    return "Error: service unavailable"
 
 
 if __name__ == "__main__":

@@ -139,6 +139,23 @@ def test_guarding_twice_attaches_one_guardrail() -> None:
 
 
 @pytest.mark.slow
+async def test_an_mcp_tool_answering_the_same_error_as_text_is_stopped(tmp_path: Path) -> None:
+    counter_file = tmp_path / "runs"
+    script = Path(__file__).with_name("mcp_counter_server.py")
+    params: MCPServerStdioParams = {
+        "command": sys.executable,
+        "args": [str(script)],
+        "env": {**os.environ, "COUNTER_FILE": str(counter_file)},
+    }
+    async with MCPServerStdio(params, client_session_timeout_seconds=30) as server:
+        model = ScriptedModel(lambda n: calls(("lookup", {"key": f"key {chr(97 + n)}"})))
+        agent = guard_agent(Agent(name="main", model=model, mcp_servers=[server]), Guard())
+        with pytest.raises(ToolInputGuardrailTripwireTriggered):
+            await asyncio.wait_for(run(agent), timeout=60)
+    assert counter_file.read_text().count("run") == 10  # then same_error refuses, and escalates
+    assert ["loopfuse refused this lookup call" in o for o in model.outputs] == [False] * 10 + [True] * 2
+
+
 @pytest.mark.slow
 async def test_mcp_server_tools_are_guarded(tmp_path: Path) -> None:
     counter_file = tmp_path / "runs"

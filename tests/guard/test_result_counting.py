@@ -157,6 +157,7 @@ ERROR_ANSWERS = {
     "dict": {"ok": False, "error": "service_unavailable"},
     "MCP answer": {"content": [{"type": "text", "text": "Error: service unavailable"}], "isError": False},
     "content blocks": [{"type": "text", "text": "Error: service unavailable"}],
+    "one block": {"type": "text", "text": "Error: service unavailable"},
 }
 
 
