@@ -138,37 +138,31 @@ def test_guarding_twice_attaches_one_guardrail() -> None:
     assert len(tool.tool_input_guardrails or []) == 1
 
 
-@pytest.mark.slow
-async def test_an_mcp_tool_answering_the_same_error_as_text_is_stopped(tmp_path: Path) -> None:
+async def run_with_counter_server(tmp_path: Path, model: ScriptedModel, guard: Guard) -> int:
+    """Run ``model``'s agent, guarded, with tools of a stdio MCP server (``mcp_counter_server.py``)
+    until the guard stops it; how many times the server's tools ran."""
     counter_file = tmp_path / "runs"
-    script = Path(__file__).with_name("mcp_counter_server.py")
     params: MCPServerStdioParams = {
         "command": sys.executable,
-        "args": [str(script)],
+        "args": [str(Path(__file__).with_name("mcp_counter_server.py"))],
         "env": {**os.environ, "COUNTER_FILE": str(counter_file)},
     }
     async with MCPServerStdio(params, client_session_timeout_seconds=30) as server:
-        model = ScriptedModel(lambda n: calls(("lookup", {"key": f"key {chr(97 + n)}"})))
-        agent = guard_agent(Agent(name="main", model=model, mcp_servers=[server]), Guard())
+        agent = guard_agent(Agent(name="main", model=model, mcp_servers=[server]), guard)
         with pytest.raises(ToolInputGuardrailTripwireTriggered):
             await asyncio.wait_for(run(agent), timeout=60)
-    assert counter_file.read_text().count("run") == 10  # then same_error refuses, and escalates
+    return counter_file.read_text().count("run")
+
+
+@pytest.mark.slow
+async def test_an_mcp_tool_answering_the_same_error_as_text_is_stopped(tmp_path: Path) -> None:
+    model = ScriptedModel(lambda n: calls(("lookup", {"key": f"key {chr(97 + n)}"})))
+    assert await run_with_counter_server(tmp_path, model, Guard()) == 10  # then same_error refuses
     assert ["loopfuse refused this lookup call" in o for o in model.outputs] == [False] * 10 + [True] * 2
 
 
 @pytest.mark.slow
 async def test_mcp_server_tools_are_guarded(tmp_path: Path) -> None:
-    counter_file = tmp_path / "runs"
-    script = Path(__file__).with_name("mcp_counter_server.py")
-    params: MCPServerStdioParams = {
-        "command": sys.executable,
-        "args": [str(script)],
-        "env": {**os.environ, "COUNTER_FILE": str(counter_file)},
-    }
-    async with MCPServerStdio(params, client_session_timeout_seconds=30) as server:
-        model = ScriptedModel(forever("search", {"q": SECRET}))
-        agent = guard_agent(Agent(name="main", model=model, mcp_servers=[server]), Guard.from_config(LIMITS))
-        with pytest.raises(ToolInputGuardrailTripwireTriggered):
-            await asyncio.wait_for(run(agent), timeout=60)
-    assert counter_file.read_text().count("run") == 3
+    model = ScriptedModel(forever("search", {"q": SECRET}))
+    assert await run_with_counter_server(tmp_path, model, Guard.from_config(LIMITS)) == 3
     assert [DENIAL in o for o in model.outputs] == [False] * 3 + [True] * 3
