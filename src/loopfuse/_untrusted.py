@@ -75,9 +75,14 @@ def _said(result: Any, text: str) -> str:
             blocks = [result]
     elif type(blocks) is not list:
         return text
-    said = [
-        block["text"]
-        for block in blocks[:_BLOCKS]
-        if type(block) is dict and block.get("type") == "text" and type(block.get("text")) is str
-    ]
+    said = [block["text"] for block in blocks[:_BLOCKS] if _text_block(block)]
     return "\n".join(said) if said else text
+
+
+def _text_block(block: Any) -> bool:
+    """Whether ``block`` is a text block; its values are compared only once they are strings
+    (a caller's object's ``__eq__`` never runs)."""
+    if type(block) is not dict:
+        return False
+    kind = block.get("type")
+    return type(kind) is str and kind == "text" and type(block.get("text")) is str

@@ -210,3 +210,19 @@ def test_any_answer_is_read_without_raising_and_a_host_failure_stays_one(
     result = tool_result(answer, ok)
     assert result is not None  # every such value can be written and read
     assert result.ok is False or ok is not False
+
+
+class LoudText(str):
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("the caller's __eq__ ran")
+
+    __hash__ = str.__hash__
+
+
+def test_a_content_block_is_read_without_running_the_callers_comparisons() -> None:
+    answer = [
+        {"type": LoudText("text"), "text": "fine"},
+        {"type": "text", "text": "Error: service unavailable"},
+    ]
+    result = tool_result(answer, None)
+    assert result is not None and result.ok is False
