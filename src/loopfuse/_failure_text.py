@@ -54,21 +54,33 @@ _OPENS = re.compile(
     + _JSON_VERDICT
     + ")"
 )
-_NOTHING: tuple[object, ...] = (None, False, 0, "", [], {})  # an "error" member holding nothing
 
 
 def answers_failure(result: dict[str, object]) -> bool:
     """Whether a tool's answer, a ``dict``, is an API's failure: an ``error`` or ``errors``
     member holding something, ``ok`` or ``success`` false, ``isError`` true (MCP), ``status``
-    ``"error"``. Values whose comparisons raise are no failure."""
+    ``"error"``. A member's value is compared only once it is a plain JSON value (a caller's
+    object's ``__eq__`` never runs)."""
     try:
-        if any(result.get(key) not in _NOTHING for key in ("error", "errors")):
+        if _holds_something(result.get("error")) or _holds_something(result.get("errors")):
             return True
-        if result.get("ok") is False or result.get("success") is False:
+        if result.get("ok") is False or result.get("success") is False or result.get("isError") is True:
             return True
-        return result.get("isError") is True or result.get("status") == "error"
-    except Exception:  # a value's own __eq__ raised
+        status = result.get("status")
+        return type(status) is str and status == "error"
+    except Exception:  # a key's own __eq__ raised while the members were looked up
         return False
+
+
+def _holds_something(value: object) -> bool:
+    """Whether a failure member holds a failure: not None, false, 0, "", [] or {}."""
+    if value is None or value is False:
+        return False
+    if type(value) in (str, list, dict, tuple):
+        return len(value) > 0  # type: ignore[arg-type]
+    if type(value) in (int, float):
+        return value != 0
+    return True  # any other object (an exception, a model) is something
 
 
 def opens_as_failure(text: str) -> bool:

@@ -187,8 +187,9 @@ def test_a_dict_answer_is_a_failure_when_an_api_would_mean_one(
     assert answers_failure(answer) is failed
 
 
-def test_a_dict_answer_whose_values_cannot_be_compared_is_no_failure() -> None:
-    assert answers_failure({"error": Unequal()}) is False
+def test_a_dict_answers_values_are_judged_without_running_their_comparisons() -> None:
+    assert answers_failure({"error": Unequal()}) is True  # an error member holding an object
+    assert answers_failure({"status": LoudText("error"), "ok": Unequal()}) is False
 
 
 ANSWERS = st.recursive(
