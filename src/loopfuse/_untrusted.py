@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._failure_text import answers_failure, opens_as_failure, reads_as_failure
+from ._failure_text import answers_failure, json_text_fails, opens_as_failure, reads_as_failure
 from ._state import ToolResult
 from ._volatile import result_text, text_digests
 
@@ -51,7 +51,7 @@ def tool_result(result: Any, ok: bool | None) -> ToolResult | None:
     try:
         text = result_text(result)
         said = text if type(result) is str else _said(result, text)
-        if ok is not False and (opens_as_failure(said) or (type(result) is dict and answers_failure(result))):
+        if ok is not False and (opens_as_failure(said) or _json_fails(result, said)):
             ok = False
         digest, error = text_digests(text, ok is False)
         if ok is True and reads_as_failure(said):
@@ -59,6 +59,11 @@ def tool_result(result: Any, ok: bool | None) -> ToolResult | None:
         return ToolResult(digest, ok if type(ok) is bool else None, error)
     except Exception:  # unserializable, or the caller's objects raise while read
         return None
+
+
+def _json_fails(result: Any, said: str) -> bool:
+    """Whether an answer is an API's failure: a ``dict`` by its members, a text by the object it writes."""
+    return answers_failure(result) if type(result) is dict else json_text_fails(said)
 
 
 _BLOCKS = 64  # text blocks read at most: a bounded cost per result

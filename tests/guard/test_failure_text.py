@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from loopfuse._failure_text import answers_failure, opens_as_failure, reads_as_failure
+from loopfuse._failure_text import answers_failure, json_text_fails, opens_as_failure, reads_as_failure
 from loopfuse._untrusted import tool_result
 
 FAILURES = [
@@ -227,3 +227,19 @@ def test_a_content_block_is_read_without_running_the_callers_comparisons() -> No
     ]
     result = tool_result(answer, None)
     assert result is not None and result.ok is False
+
+
+JSON_TEXTS = [
+    ('{"data": null, "errors": [{"message": "Field \'x\' does not exist"}]}', True),
+    ('  {"id": 7, "ok": false, "error": "channel_not_found"}', True),
+    ('{"data": {"a": 1}, "errors": []}', False),
+    ('{"items": [{"title": "error in parser", "status": "error"}]}', False),  # a member of a member
+    ('[{"error": "x"}]', False),
+    ('{"data": 1, "error": "x"', False),  # not JSON
+    ('{"pad": "' + "x" * 8_200 + '", "error": "x"}', False),  # past 8 KiB only the opening is read
+]
+
+
+@pytest.mark.parametrize(("text", "failed"), JSON_TEXTS)
+def test_a_json_text_fails_by_any_top_level_member_up_to_8_kib(text: str, failed: bool) -> None:
+    assert json_text_fails(text) is failed

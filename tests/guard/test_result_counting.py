@@ -158,6 +158,7 @@ ERROR_ANSWERS = {
     "MCP answer": {"content": [{"type": "text", "text": "Error: service unavailable"}], "isError": False},
     "content blocks": [{"type": "text", "text": "Error: service unavailable"}],
     "one block": {"type": "text", "text": "Error: service unavailable"},
+    "GraphQL text": '{"data": null, "errors": [{"message": "service unavailable"}]}',
 }
 
 
