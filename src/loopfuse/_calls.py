@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._json_default import json_default
 from ._shown import TOOL_SHOWN
 
-__all__ = ["CallKey", "call_digest", "canonical_json", "int63", "strip_ignored"]
+__all__ = ["CallKey", "call_digest", "canonical_json", "int63", "json_object", "strip_ignored"]
 
 
 def _unserializable(value: Any) -> Any:
@@ -87,6 +88,20 @@ def canonical_json(args: Any) -> str:
         if raw is not None:
             return raw.decode()
     return _ENCODE(args)
+
+
+_OBJECT_START = re.compile(r"\s*\{")
+
+
+def json_object(text: str) -> dict[str, Any] | None:
+    """The object ``text`` writes when it is the JSON text of an object, else None."""
+    if _OBJECT_START.match(text) is None:
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return value if type(value) is dict else None
 
 
 def call_digest(tool: str, args: Any) -> bytes:

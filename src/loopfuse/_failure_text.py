@@ -16,8 +16,9 @@ A failure named only in the middle of a long output goes unnoticed.
 
 from __future__ import annotations
 
-import json
 import re
+
+from ._calls import json_object
 
 __all__ = ["answers_failure", "json_text_fails", "opens_as_failure", "reads_as_failure"]
 
@@ -75,20 +76,16 @@ def answers_failure(result: dict[str, object]) -> bool:
 
 _JSON_READ = 8_192  # a JSON text is parsed up to this length: a bounded cost per answer
 _FAILURE_KEY = re.compile(r'"(?:errors?|ok|success|isError|status)"\s*:')
-_OBJECT_START = re.compile(r"\s*\{")
 
 
 def json_text_fails(text: str) -> bool:
     """Whether ``text``, the JSON of an object of up to 8 KiB, ``answers_failure`` by any top-level
     member (GraphQL's ``{"data": null, "errors": [...]}``); only a text naming such a member is
     parsed."""
-    if len(text) > _JSON_READ or _OBJECT_START.match(text) is None or _FAILURE_KEY.search(text) is None:
+    if len(text) > _JSON_READ or _FAILURE_KEY.search(text) is None:
         return False
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return False
-    return type(value) is dict and answers_failure(value)
+    value = json_object(text)
+    return value is not None and answers_failure(value)
 
 
 def _holds_something(value: object) -> bool:

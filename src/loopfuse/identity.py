@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ._calls import CallKey, canonical_json
+from ._calls import CallKey, canonical_json, json_object
 from ._volatile import int_digest, mask_text
 from .config import GuardConfig, ToolRule
 
@@ -45,8 +45,9 @@ class CallIdentity:
         Arguments given as the text of a JSON object (a model's raw ``arguments`` string, as
         chat APIs deliver it) are judged as that object. The near-duplicate key is left for the
         breaker to compute when it needs it."""
-        if type(args) is str and _OBJECT_TEXT.match(args) is not None:
-            args = _json_object(args)
+        if type(args) is str:
+            parsed = json_object(args)
+            args = args if parsed is None else parsed
         rule = self._rules.get(tool) if self._rules else None
         if rule is None:
             call = CallKey.of(tool, args, self._ignore)
@@ -89,18 +90,6 @@ class CallIdentity:
             except RecursionError:
                 return 0
         return int_digest(call.tool + "\n" + mask_text(text, masks))
-
-
-_OBJECT_TEXT = re.compile(r"\s*\{")
-
-
-def _json_object(text: str) -> Any:
-    """The object ``text`` writes when it is a JSON object, else ``text`` itself."""
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return text
-    return value if type(value) is dict else text
 
 
 @functools.cache
