@@ -17,7 +17,7 @@ from agents.mcp import MCPServerStdio, MCPServerStdioParams
 from loopfuse import Guard, LoopAbortedError
 from loopfuse.adapters.openai_agents import guard_agent
 
-from .scripted_openai_agents import ScriptedModel, calls, forever, scripted
+from .scripted_openai_agents import ScriptedModel, calls, forever, scripted, text
 
 SECRET = "secret-query-7"
 LIMITS = {"circuit_breaker": {"duplicate_limit": 3, "result_limit": 3}, "guard": {"abort_after_denials": 4}}
@@ -110,6 +110,40 @@ async def test_agent_used_as_tool_is_guarded_with_its_own_state() -> None:
     assert inner_model.turns == 7  # the sub-agent's run was stopped by escalation
     assert "error" in outer_model.outputs[-1].lower()  # the SDK reports the sub-agent tool failed
     assert result.final_output == "done"
+
+
+def delegating(invocations: int, **options: Any) -> tuple[Counter, ScriptedModel, Agent[Any], Guard]:
+    """An agent asking a researcher (an agent used as a tool) ``invocations`` new questions;
+    each time the researcher runs the same search once, then answers."""
+    counter = Counter()
+    inner_model = ScriptedModel(lambda n: calls(("search", {"q": SECRET})) if n % 2 == 0 else text("found"))
+    inner = Agent(name="researcher", model=inner_model, tools=[counter.tool()])
+    outer_model = ScriptedModel(
+        lambda n: calls(("research", {"input": f"question {n}"})) if n < invocations else text("done")
+    )
+    outer = agent_with(outer_model, inner.as_tool("research", "Research"))
+    guard = Guard.from_config(LIMITS)
+    guard_agent(outer, guard, **options)
+    return counter, inner_model, outer, guard
+
+
+async def test_each_invocation_of_an_agent_used_as_tool_has_its_own_state() -> None:
+    counter, inner_model, outer, guard = delegating(6)
+    result = await run(outer)
+    assert result.final_output == "done"
+    assert counter.runs == 6  # a new question is a new run of the researcher: nothing repeats in it
+    assert not any(DENIAL in o for o in inner_model.outputs)
+    del result
+    gc.collect()
+    assert guard.stats()["agents"] <= 1  # each invocation's state went when it returned
+
+
+async def test_agents_used_as_tools_can_share_state_across_invocations() -> None:
+    counter, inner_model, outer, _ = delegating(6, share_subagents=True)
+    result = await run(outer)
+    assert result.final_output == "done"
+    assert counter.runs == 3  # one state for the researcher in the run: its 4th search is refused
+    assert [DENIAL in o for o in inner_model.outputs] == [False] * 3 + [True] * 3
 
 
 async def test_handoff_target_is_guarded_with_its_own_state() -> None:

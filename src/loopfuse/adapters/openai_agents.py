@@ -17,8 +17,11 @@ call with the same ``ToolInputGuardrailTripwireTriggered``. ``guard_agent`` wrap
 ``hooks`` (its own hooks still run) to know which agent a run is calling the model for.
 
 Scope: the run (the SDK has no run id; the run's usage object, shared by the run's
-context wrappers, stands for it) and the agent making the call, so handoffs and agents
-used as tools keep their own state. Parallel tool calls of one turn are checked in the
+context wrappers, stands for it) and the agent making the call, so a handoff's target keeps its
+own state; each invocation of an agent used as a tool (``Agent.as_tool``) is a run of its own,
+whose state goes when it returns (the SDK hands it the parent's usage object: ``guard_agent``
+wraps the tool's invoker to mark the invocation). ``share_subagents=True`` counts every
+invocation of such an agent in one state per run instead. Parallel tool calls of one turn are checked in the
 order the SDK starts them; the guard's lock keeps counts exact. Each call is checked with
 ``round=`` the number of the agent's model call whose response issued it (counted in
 ``on_llm_start``), so identical calls of one response count once.
@@ -38,6 +41,8 @@ the warning: the model reads both as the tool's output.
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import functools
 import inspect
 import json
 import weakref
@@ -68,6 +73,10 @@ from ._common import HostLimit, PendingWarnings, Scope, ScopeTable, stop_error, 
 __all__ = ["LoopfuseInputGuardrail", "LoopfuseOutputGuardrail", "guard_agent", "invalid_turn_formatter"]
 
 _RUN = "the run"  # the ScopeTable key of a run's own scope (the agent it calls the model for)
+_IMPL = (
+    "_invoke_tool_impl"  # what the SDK's failure-handling invoker awaits: for an agent tool, the nested run
+)
+_NESTING = "_loopfuse_own_runs"  # marks an agent tool's invoker wrapped to run each invocation apart
 _HANDLED = "_on_handled_error"  # what the SDK's failure-handling invoker calls once it answered an error
 
 
@@ -79,13 +88,21 @@ class LoopfuseOutputGuardrail(ToolOutputGuardrail[Any]):
     """Tells the guard what a call that ran returned."""
 
 
-def guard_agent(agent: Agent[Any], guard: Guard, *, max_turns: int | None = DEFAULT_MAX_TURNS) -> Agent[Any]:
+def guard_agent(
+    agent: Agent[Any],
+    guard: Guard,
+    *,
+    max_turns: int | None = DEFAULT_MAX_TURNS,
+    share_subagents: bool = False,
+) -> Agent[Any]:
     """Put ``guard`` in front of every tool call ``agent`` (and agents it reaches) can make.
 
     ``max_turns`` is what you pass ``Runner.run`` (the SDK's default otherwise), used only to
-    warn when the SDK would end a looping run before the guard's clean stop."""
+    warn when the SDK would end a looping run before the guard's clean stop. Each invocation of
+    an agent used as a tool has its own state unless ``share_subagents`` (once an agent tool
+    is guarded without it, it stays so)."""
     HostLimit(guard, "OpenAI Agents SDK").check("max_turns", max_turns)
-    _guard_tree(agent, _runs_of(guard))
+    _guard_tree(agent, _runs_of(guard), share_subagents)
     return agent
 
 
@@ -122,14 +139,15 @@ class _Runs:
         self.guardrails = (_input_guardrail(self), _output_guardrail(self))
 
     def scope(self, usage: Any, agent_name: str) -> Scope | str:
-        """The run's usage object stands for the run (the SDK has no run id)."""
-        return self.scopes.get(usage, f"agent {agent_name}")
+        """The run's usage object stands for the run (the SDK has no run id), an agent tool's
+        invocation for the run it makes."""
+        return self.scopes.get(_run_of(usage), f"agent {agent_name}")
 
     def model_call(self, usage: Any, agent: Any) -> None:
         """The run calls the model for ``agent``: remember it, or stop the run if the agent's
         invalid turns escalated."""
         name = str(getattr(agent, "name", "?"))
-        run = self.scopes.get(usage, _RUN)
+        run = self.scopes.get(_run_of(usage), _RUN)
         if isinstance(run, Scope):
             self.current[run] = name
         scope = self.scope(usage, name)
@@ -153,7 +171,7 @@ class _Runs:
     async def invalid_turn(self, usage: Any) -> str | None:
         """Report an invalid turn of the agent the run last called the model for; the text
         to answer it with when denied, else None."""
-        run = self.scopes.get(usage, _RUN)
+        run = self.scopes.get(_run_of(usage), _RUN)
         scope = self.scope(usage, self.current.get(run, "?") if isinstance(run, Scope) else "?")
         decision = await self.guard.anote_invalid(scope, reason="unknown tool")
         if decision.allowed:
@@ -198,7 +216,45 @@ class _LoopfuseHooks(AgentHooks[Any]):
         return object.__getattribute__(self, name)
 
 
-def _guard_tree(agent: Any, runs: _Runs) -> None:
+class _Invocation:
+    """One invocation of an agent used as a tool: the run it makes (its scopes' owner)."""
+
+    __slots__ = ("__weakref__",)
+
+
+_INVOCATION: contextvars.ContextVar[_Invocation | None] = contextvars.ContextVar(
+    "loopfuse_invocation", default=None
+)
+
+
+def _run_of(usage: Any) -> Any:
+    """What stands for the run making a call: the agent tool's invocation it is in, else its usage."""
+    return _INVOCATION.get() or usage
+
+
+def _own_runs(tool: FunctionTool) -> None:
+    """Make each invocation of an agent used as a tool a run of its own: its invoker's
+    implementation (which runs the nested ``Runner.run``) sets ``_INVOCATION`` around it, and
+    the tasks the nested run starts inherit it. An SDK without that implementation: shared."""
+    invoker = tool.on_invoke_tool
+    impl = getattr(invoker, _IMPL, None)
+    if not callable(impl) or getattr(impl, _NESTING, False):
+        return
+
+    @functools.wraps(impl)
+    async def each_invocation_apart(context: Any, arguments: str) -> Any:
+        token = _INVOCATION.set(_Invocation())
+        try:
+            return await impl(context, arguments)
+        finally:
+            _INVOCATION.reset(token)
+
+    setattr(each_invocation_apart, _NESTING, True)
+    with contextlib.suppress(AttributeError):  # an invoker that does not take it: shared
+        setattr(invoker, _IMPL, each_invocation_apart)
+
+
+def _guard_tree(agent: Any, runs: _Runs, share_subagents: bool) -> None:
     """Hook every agent ``agent`` reaches and attach the guardrails to their tools and MCP
     servers, after checking them all: a ``ValueError`` leaves everything as it was."""
     agents: list[Any] = []
@@ -210,6 +266,8 @@ def _guard_tree(agent: Any, runs: _Runs) -> None:
         if not isinstance(each.hooks, _LoopfuseHooks):
             each.hooks = _LoopfuseHooks(runs, each.hooks)
     for target in targets:
+        if not share_subagents and getattr(target, "_agent_instance", None) is not None:
+            _own_runs(target)
         _attach(target, runs)
 
 
