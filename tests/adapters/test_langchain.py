@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware.types import InputAgentState
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -221,3 +221,21 @@ async def test_langgraph_tool_node_async_wrapper() -> None:
     with pytest.raises(LoopAbortedError):
         await tool_node_graph(model, node).ainvoke({"messages": [HumanMessage("go")]}, CONFIG)
     assert counter.runs == 3
+
+
+SYSTEM = SystemMessage("You are a research agent.")  # one object every run's input starts with
+
+
+def test_tool_node_runs_sharing_a_system_prompt_object_keep_their_own_state() -> None:
+    """A hand-built graph without a thread id: a run is named by its input's first message that
+    is not a system prompt, so three runs with one prompt object and new questions stay apart."""
+    counter, guard = Counter(), Guard.from_config(LIMITS)
+    model = ScriptedChatModel(
+        script=lambda n, m: calls(("search", {"q": SECRET})) if n % 3 < 2 else AIMessage("ok")
+    )
+    node = ToolNode([counter.tool()], wrap_tool_call=LoopfuseMiddleware(guard).wrap_tool_call)
+    graph = tool_node_graph(model, node)
+    for question in ("a", "b", "c"):
+        graph.invoke({"messages": [SYSTEM, HumanMessage(question)]}, CONFIG)
+    assert counter.runs == 6  # 2 searches a run; sharing one state, the 4th would be refused
+    assert "error" not in [m.status for m in model.seen]

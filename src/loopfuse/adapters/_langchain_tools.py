@@ -18,7 +18,8 @@ denial, from the ``[invalid] limit``-th in a row, replaces LangGraph's error tex
 Scope: the LangGraph thread id, else the run, plus the parent checkpoint namespace so that a
 sub-agent run inside a tool has its own state. Under ``create_agent`` a run is named by a
 private state field the middleware's ``before_agent`` sets (``loopfuse_run``: runs whose input
-reuses one message object stay apart); in a hand-built graph, by its first message's id.
+reuses one message object stay apart); in a hand-built graph, by LangGraph's ``run_id`` when
+the config gives one, else by the id of its first message that is not a system prompt.
 A run's state goes when the run ends (``after_agent``); a thread's stays, since the
 conversation may continue in the next invocation.
 Parallel tool calls of one model turn run as separate LangGraph tasks; each is checked
@@ -313,8 +314,17 @@ def _run_of(runtime: Any, state: Any) -> str:
     if run_id is not None:
         return f"run:{run_id}"
     messages = state.get("messages") if isinstance(state, dict) else getattr(state, "messages", None)
-    first_id = getattr(messages[0], "id", None) if messages else None
+    first_id = getattr(_first_asked(messages), "id", None) if messages else None
     return f"run:{first_id}" if first_id else "run"
+
+
+def _first_asked(messages: Any) -> Any:
+    """The first message that is not a system prompt (a prompt is often one object every run's
+    input reuses, and keeps the id LangGraph gave it the first time); else the first."""
+    for message in messages[:8]:
+        if getattr(message, "type", None) != "system":
+            return message
+    return messages[0]
 
 
 _UNKNOWN_TOOL = INVALID_TOOL_NAME_ERROR_TEMPLATE.partition("{available_tools}")[0]
