@@ -206,6 +206,21 @@ def error_logs(services: int) -> list[Step]:
     ]
 
 
+def past_the_last_page(pages: int) -> tuple[list[Step], int]:
+    """A search paged past its last page, the same empty answer each time."""
+    return [
+        ("search", {"query": "retry policy", "page": 3 + n}, "No results.", True) for n in range(pages)
+    ], 2
+
+
+def tickets_closed(tickets: int) -> list[Step]:
+    """A list of tickets closed one by one, each acknowledged alike."""
+    return [
+        ("update_ticket", {"ticket_id": 4100 + n, "status": "closed"}, "Ticket updated.", True)
+        for n in range(tickets)
+    ]
+
+
 SHAPES: dict[str, tuple[list[Step], int]] = {
     "4 identical rejections, a line-range variant, recovery": identical_then_variant(),
     "5 rejected edits alternating two bodies": alternating(5),
@@ -222,6 +237,7 @@ SHAPES: dict[str, tuple[list[Step], int]] = {
     "the same, answered '{\"error\": ...}'": queries_answered_with_an_error(30, '{"error": "unavailable"}'),
     "a status polled 20 times, only its Unix time changing": stamped_polls(20),
     "one script failing alike, a new temp file each run": temp_file_runs(20),
+    "a search paged past its last page, 20 'No results.'": past_the_last_page(20),
 }
 
 
@@ -235,6 +251,7 @@ HONEST: dict[str, list[Step]] = {
     "7 pages of one file": pages(7),
     "a job polled 6 times, a sleep before each": polled(6),
     "the error logs of 20 services, one after another": error_logs(20),
+    "20 tickets closed one by one, each 'Ticket updated.'": tickets_closed(20),
 }
 
 

@@ -24,8 +24,9 @@ class CallIdentity:
 
     A tool's ``identity_args`` keep only those top-level arguments; its ``ignore_args``
     add to the global ones. The near-duplicate key (when that breaker is on) masks the
-    configured volatile values; arguments longer than 2 KiB get none (fail open). A ``batch``
-    tool's near-duplicate key is its exact key: calls over different items never match.
+    configured volatile values, but keeps the values of keys that name an item (``id``,
+    ``order_id``, ``docId``, ``uuid``: see ``_names_item``); arguments longer than 2 KiB get
+    none (fail open). A ``batch`` tool's near-duplicate key is its exact key.
     """
 
     def __init__(self, config: GuardConfig) -> None:
@@ -83,13 +84,16 @@ class CallIdentity:
         rule = self._rules.get(call.tool, _NO_RULE)
         masks = self._masks if rule.masks is None else frozenset(rule.masks)
         volatile = self._volatile.union(rule.volatile_keys) if rule.volatile_keys else self._volatile
-        text = call.text
-        if volatile and _key_pattern(volatile).search(text) is not None:  # a volatile key is there
+        text, items = call.text, ""
+        volatile_there = volatile and _key_pattern(volatile).search(text) is not None
+        if volatile_there or _ITEM_KEY.search(text) is not None:
             try:
-                text = canonical_json(_blank_keys(json.loads(text), volatile))
+                kept: list[Any] = []
+                text = canonical_json(_blank_keys(json.loads(text), volatile, kept))
             except RecursionError:
                 return 0
-        return int_digest(call.tool + "\n" + mask_text(text, masks))
+            items = canonical_json(kept) if kept else ""
+        return int_digest(call.tool + "\n" + mask_text(text, masks) + ("\n" + items if items else ""))
 
 
 @functools.cache
@@ -98,12 +102,36 @@ def _key_pattern(keys: frozenset[str]) -> re.Pattern[str]:
     return re.compile("|".join(re.escape(canonical_json(key) + ":") for key in sorted(keys)))
 
 
-def _blank_keys(value: Any, keys: frozenset[str]) -> Any:
-    """``value`` with the values of ``keys`` replaced by a placeholder at any depth."""
+# A key that may name an item, as canonical JSON writes it ("order_id":, "docId":, "uuid":):
+# the cheap test that decides whether the arguments are parsed for ``_names_item``.
+_ITEM_KEY = re.compile(r'(?:["_](?:id|ids|uuid)|"(?:ID|Id|UUID|Uuid)|[a-z0-9](?:Id|Ids|ID|IDs|Uuid))":')
+_ITEM_NAME = re.compile(r"(?:^|_)(?:id|ids|uuid)$|(?<=[a-z0-9])(?:Id|Ids|ID|IDs|Uuid)$|^(?:ID|Id|UUID|Uuid)$")
+# A key naming a position in a list by an item's id ("after_id", "sinceId", "max_id"): a cursor.
+_POSITION = re.compile(r"(?:after|before|since|until|max|min|last|next|prev|previous)(?:_|[A-Z])")
+
+
+def _names_item(key: str) -> bool:
+    """Whether ``key`` names the item a call acts on: ``id``, ``order_id``, ``docId``,
+    ``message_ids``, ``uuid``; not a position (``after_id``, ``sinceId``)."""
+    return _ITEM_NAME.search(key) is not None and _POSITION.match(key) is None
+
+
+def _blank_keys(value: Any, keys: frozenset[str], items: list[Any]) -> Any:
+    """``value`` with the values of ``keys`` replaced by a placeholder at any depth, and the
+    values of keys naming an item moved to ``items`` (kept exact, not masked)."""
     if isinstance(value, dict):
-        return {k: "#" if k in keys else _blank_keys(v, keys) for k, v in value.items()}
+        out = {}
+        for k, v in value.items():
+            if k in keys:
+                out[k] = "#"
+            elif _names_item(k):
+                items.append(v)
+                out[k] = "#"
+            else:
+                out[k] = _blank_keys(v, keys, items)
+        return out
     if isinstance(value, list):
-        return [_blank_keys(v, keys) for v in value]
+        return [_blank_keys(v, keys, items) for v in value]
     return value
 
 

@@ -192,15 +192,17 @@ def test_detection_shapes_prints_every_shape(runs: dict[str, Future[str]]) -> No
     output = printed(runs, "detection_shapes")
     loops, honest = output.split("\nhonest work")
     rows = re.findall(r"^\S.*?(?: +(?:\d+|-)){8}$", loops, re.MULTILINE)  # calls, loop, 6 rules
-    assert len(rows) == 13 and "default" in output.splitlines()[0]
+    assert len(rows) == 14 and "default" in output.splitlines()[0]
     assert re.search(
         r"^20 edits, the test failing alike after each, ok true +40 +2 +16 ", loops, re.MULTILINE
     )
-    assert len(re.findall(r"^\S.*?(?: +(?:\d+|-)){7}$", honest, re.MULTILINE)) == 8  # calls, 6 rules
+    assert len(re.findall(r"^\S.*?(?: +(?:\d+|-)){7}$", honest, re.MULTILINE)) == 9  # calls, 6 rules
     assert re.search(r"^a passing test re-run after each of 30 edits +60 +- ", honest, re.MULTILINE)
     assert re.search(r"^30 new queries answered 'Error: ...', ok true +30 +1 +11 ", loops, re.MULTILINE)
     assert re.search(r"^the same, answered '\{\"error\": ...\}' +30 +1 +11 ", loops, re.MULTILINE)
     assert re.search(r"^the error logs of 20 services, one after another +20 +- ", honest, re.MULTILINE)
+    assert re.search(r"^20 tickets closed one by one, each 'Ticket updated.' +20 +- ", honest, re.MULTILINE)
+    assert re.search(r"^a search paged past its last page, 20 'No results.' +20 +2 +10 ", loops, re.MULTILINE)
     assert re.search(
         r"^a status polled 20 times, only its Unix time changing +20 +1 +6 ", loops, re.MULTILINE
     )

@@ -67,10 +67,10 @@ def test_near_duplicate_masks_numbers_and_volatile_keys(alone: Alone) -> None:
 
 def test_near_duplicate_masks_uuids_timestamps_hex(alone: Alone) -> None:
     guard = alone("near_duplicate", {"limit": 2, "only_with_results": False, "masks": ["uuids"]})
-    assert run(guard, "get", {"id": "123e4567-e89b-12d3-a456-426614174000"})
-    assert run(guard, "get", {"id": "00000000-0000-0000-0000-000000000000"})
-    assert not run(guard, "get", {"id": "ffffffff-0000-0000-0000-000000000000"})
-    assert run(guard, "get", {"id": 7})
+    assert run(guard, "get", {"ref": "123e4567-e89b-12d3-a456-426614174000"})
+    assert run(guard, "get", {"ref": "00000000-0000-0000-0000-000000000000"})
+    assert not run(guard, "get", {"ref": "ffffffff-0000-0000-0000-000000000000"})
+    assert run(guard, "get", {"ref": 7})
 
 
 def test_near_duplicate_counts_only_same_results(alone: Alone) -> None:

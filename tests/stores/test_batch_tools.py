@@ -25,8 +25,8 @@ def run(guard: Guard, steps: list[Step]) -> list[Outcome]:
     return outcomes
 
 
-def orders(n: int, result: Callable[[int], str], failed: bool = False) -> list[Step]:
-    return [({"id": i}, result(i), failed) for i in range(1, n + 1)]
+def orders(n: int, result: Callable[[int], str], failed: bool = False, key: str = "id") -> list[Step]:
+    return [({key: i}, result(i), failed) for i in range(1, n + 1)]
 
 
 def same(n: int, result: str, failed: bool = False) -> list[Step]:
@@ -42,10 +42,16 @@ SAME_RESULT: Outcome = (False, "duplicate", "circuit_breaker.same_result_limit")
 # (name, steps, outcomes without batch, outcomes with batch = true), at the default limits.
 TIMELINES = [
     (
-        "items with the same answer",  # ids masked: one near-duplicate key, limit 8 (counted
-        orders(10, lambda i: "status: shipped"),  # from the agent's first result on)
-        [OK] * 9 + [NEAR],
+        "items named by a number with the same answer",  # numbers masked: one near-duplicate
+        orders(10, lambda i: "status: shipped", key="order"),  # key, limit 8 (counted from the
+        [OK] * 9 + [NEAR],  # agent's first result on)
         [OK] * 10,
+    ),
+    (
+        "items named by an id key with the same answer",  # an item's id is kept in the near key
+        orders(12, lambda i: "status: shipped"),
+        [OK] * 12,
+        [OK] * 12,
     ),
     (
         "items failing alike",  # numbers masked in errors: one error, tool-wide limit 10

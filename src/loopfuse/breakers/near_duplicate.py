@@ -29,6 +29,7 @@ __all__ = [
 DEFAULT_MASKS = ("uuids", "timestamps", "temp_names", "hex_ids", "cursors", "numbers")
 DEFAULT_VOLATILE_KEYS = (
     "cursor", "page_token", "next_token", "offset", "request_id", "timestamp", "nonce", "seed",
+    "trace_id", "span_id", "correlation_id", "tool_call_id",
 )  # fmt: skip
 
 

@@ -1,0 +1,94 @@
+"""One call per item is work: a value under a key naming an item (``id``, ``order_id``,
+``docId``, ``uuid``) is not masked in the near-duplicate key; a position (``page``, ``after_id``),
+a bookkeeping id (``request_id``, ``trace_id``) and every other number still are. Both stores."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from loopfuse.identity import _ITEM_KEY, _names_item
+from tests.store_fixtures import GuardFactory
+
+Args = Callable[[int], dict[str, Any]]
+
+
+def first_denied(make_guard: GuardFactory, tool: str, args: Args, result: str, calls: int = 20) -> str | None:
+    """Run ``calls`` calls of ``tool`` answered ``result`` (a success); the first denial's call
+    number and rule, or None."""
+    guard = make_guard()
+    for n in range(1, calls + 1):
+        decision = guard.check(tool, args(n), "a")
+        if not decision.allowed:
+            return f"{n} {decision.rule}"
+        guard.record_result(tool, args(n), result, "a", ok=True)
+    return None
+
+
+def uuid(n: int) -> str:
+    return f"{n:08x}-4b7d-4c1e-9a55-3e2f6d8b7c01"
+
+
+WORK = [
+    ("update_ticket", lambda n: {"ticket_id": 1000 + n, "status": "closed"}, "Ticket updated."),
+    ("archive_document", lambda n: {"docId": uuid(n)}, "Archived."),
+    ("get_order", lambda n: {"id": n}, "status: shipped"),
+    ("delete_messages", lambda n: {"message_ids": [2 * n, 2 * n + 1]}, "Deleted."),
+    ("set_label", lambda n: {"item": {"uuid": uuid(n)}, "label": "done"}, '{"ok": true}'),
+]
+
+
+@pytest.mark.parametrize(("tool", "args", "result"), WORK, ids=[w[0] for w in WORK])
+def test_twenty_items_answered_alike_are_not_refused(
+    make_guard: GuardFactory, tool: str, args: Args, result: str
+) -> None:
+    assert first_denied(make_guard, tool, args, result) is None
+
+
+LOOPS = [
+    ("search", lambda n: {"query": "retry", "page": 100 + n}, "No results."),
+    ("list_items", lambda n: {"after_id": 5000 + n}, "No more items."),
+    ("list_users", lambda n: {"sinceId": 5000 + n}, "[]"),
+    ("get_job", lambda n: {"job_id": "j-17", "attempt": n}, '{"status": "running"}'),
+    ("search", lambda n: {"query": "retry", "trace_id": uuid(n)}, "No results."),
+    ("search", lambda n: {"query": "retry", "request_id": uuid(n)}, "No results."),
+]
+
+
+@pytest.mark.parametrize(("tool", "args", "result"), LOOPS, ids=[f"{w[0]}-{i}" for i, w in enumerate(LOOPS)])
+def test_calls_that_differ_in_a_position_or_a_bookkeeping_id_are_still_near_duplicates(
+    make_guard: GuardFactory, tool: str, args: Args, result: str
+) -> None:
+    assert first_denied(make_guard, tool, args, result) == "10 near_duplicate.limit"
+
+
+@pytest.mark.parametrize(
+    ("key", "item"),
+    [
+        ("id", True),
+        ("ID", True),
+        ("uuid", True),
+        ("order_id", True),
+        ("message_ids", True),
+        ("docId", True),
+        ("userID", True),
+        ("itemIds", True),
+        ("item_uuid", True),
+        ("after_id", False),
+        ("sinceId", False),
+        ("max_id", False),
+        ("previous_message_id", False),
+        ("paid", False),
+        ("valid", False),
+        ("identity", False),
+        ("guide", False),
+        ("page", False),
+    ],
+)
+def test_which_keys_name_an_item(key: str, item: bool) -> None:
+    assert _names_item(key) is item
+    # the cheap test on the canonical text never misses a key that names an item
+    assert (_ITEM_KEY.search(json.dumps({key: 1}, separators=(",", ":"))) is not None) or not item
