@@ -84,8 +84,9 @@ class NearDuplicateConfig:
 
 class NearDuplicateBreaker:
     """Deny a call whose near-duplicate key (``CallKey.near``: arguments with numbers, ids,
-    timestamps, cursors and volatile keys masked, computed by the guard per tool) already
-    occurred ``limit`` times among the agent's last ``window`` calls.
+    timestamps, cursors and volatile keys masked, but the values of keys naming an item kept,
+    computed by the guard per tool) already occurred ``limit`` times among the agent's last
+    ``window`` calls.
 
     Counting is the window breaker's, on its own window: with ``result_aware``, an entry
     counts only if it returned the same result as the key's latest reported one. With
