@@ -116,21 +116,6 @@ def test_runs_without_thread_do_not_share_state() -> None:
     assert counter.runs == 6
 
 
-def test_same_thread_keeps_its_state_across_invocations() -> None:
-    counter = Counter()
-    model = ScriptedChatModel(
-        script=lambda n, m: calls(("search", {"q": SECRET})) if n % 3 < 2 else AIMessage(content="ok")
-    )
-    guard = Guard.from_config(LIMITS)
-    agent = create_agent(
-        model, [counter.tool()], middleware=[LoopfuseMiddleware(guard)], checkpointer=InMemorySaver()
-    )
-    thread: RunnableConfig = {**CONFIG, "configurable": {"thread_id": "t"}}
-    agent.invoke({"messages": [HumanMessage("go")]}, thread)
-    agent.invoke({"messages": [HumanMessage("again")]}, thread)
-    assert counter.runs == 3  # 2 + 1 allowed, then denied within the same thread
-
-
 def test_sub_agent_inside_a_tool_has_its_own_state() -> None:
     counter = Counter()
     guard = Guard.from_config(LIMITS)

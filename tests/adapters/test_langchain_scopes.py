@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from langchain.agents import create_agent
 from langchain.agents.middleware.types import InputAgentState
@@ -40,20 +41,53 @@ async def test_a_run_stopped_for_looping_leaves_no_state_behind() -> None:
     assert guard.stats()["agents"] == 0
 
 
-def test_a_thread_keeps_its_state_for_the_next_invocation() -> None:
-    counter, guard = Counter(), Guard.from_config(LIMITS)
+def twice_in_a_thread(guard: Guard, **options: Any) -> Counter:
+    """Two invocations of one thread, each searching the same thing twice."""
+    counter = Counter()
     model = ScriptedChatModel(
         script=lambda n, m: calls(("search", {"q": SECRET})) if n % 3 < 2 else AIMessage(content="ok")
     )
     agent = create_agent(
-        model, [counter.tool()], middleware=[LoopfuseMiddleware(guard)], checkpointer=InMemorySaver()
+        model,
+        [counter.tool()],
+        middleware=[LoopfuseMiddleware(guard, **options)],
+        checkpointer=InMemorySaver(),
     )
     thread: RunnableConfig = {**CONFIG, "configurable": {"thread_id": "t"}}
-
     agent.invoke(GO, thread)
-    assert guard.stats()["agents"] == 1
     agent.invoke({"messages": [HumanMessage("again")]}, thread)
-    assert counter.runs == 3  # 2 + 1 allowed, then denied within the same thread
+    return counter
+
+
+def test_each_invocation_of_a_thread_is_a_run_of_its_own() -> None:
+    guard = Guard.from_config(LIMITS)
+    assert twice_in_a_thread(guard).runs == 4  # sharing one state, the 4th search would be refused
+    assert guard.stats()["agents"] == 0  # each run's state went when it ended
+
+
+def test_a_shared_thread_keeps_its_state_for_the_next_invocation() -> None:
+    guard = Guard.from_config(LIMITS)
+    assert twice_in_a_thread(guard, share_thread=True).runs == 3  # 2 + 1 allowed, then denied
+    assert guard.stats()["agents"] == 1
+
+
+def test_a_long_conversation_never_reaches_the_call_cap() -> None:
+    """The cap is a budget per task: questions of 5 new look-ups each, in one thread, run on
+    past a cap of 8."""
+    counter, guard = Counter(), Guard.from_config({"cap": {"limit": 8}})
+    model = ScriptedChatModel(
+        script=lambda n, m: calls(("search", {"q": f"item {n}"})) if n % 6 < 5 else AIMessage(content="ok")
+    )
+    agent = create_agent(
+        model, [counter.tool()], middleware=[LoopfuseMiddleware(guard)], checkpointer=InMemorySaver()
+    )
+    thread: RunnableConfig = {**CONFIG, "configurable": {"thread_id": "customer-42"}}
+    for question in range(3):
+        assert (
+            agent.invoke({"messages": [HumanMessage(f"question {question}")]}, thread)["messages"][-1].content
+            == "ok"
+        )
+    assert counter.runs == 15
 
 
 def test_a_sub_agent_run_ending_inside_a_tool_keeps_the_outer_run_state() -> None:

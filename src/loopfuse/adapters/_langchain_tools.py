@@ -15,13 +15,14 @@ Invalid turns (``Guard.note_invalid``): a call of a tool the ``ToolNode`` does n
 schema rejects, are reported as invalid turns instead of checked as calls; the guard's
 denial, from the ``[invalid] limit``-th in a row, replaces LangGraph's error text.
 
-Scope: the LangGraph thread id, else the run, plus the parent checkpoint namespace so that a
-sub-agent run inside a tool has its own state. Under ``create_agent`` a run is named by a
-private state field the middleware's ``before_agent`` sets (``loopfuse_run``: runs whose input
-reuses one message object stay apart); in a hand-built graph, by LangGraph's ``run_id`` when
-the config gives one, else by the id of its first message that is not a system prompt.
-A run's state goes when the run ends (``after_agent``); a thread's stays, since the
-conversation may continue in the next invocation.
+Scope: the run, plus the parent checkpoint namespace so that a sub-agent run inside a tool
+has its own state. Under ``create_agent`` a run is one invocation, named by a private state
+field the middleware's ``before_agent`` sets (``loopfuse_run``: runs whose input reuses one
+message object stay apart; an interrupted run resumed later keeps its name), within its
+LangGraph thread when it has one; its state goes when it ends (``after_agent``). With
+``share_thread=True`` a thread's invocations count together and its state stays for the next
+one. In a hand-built graph (no ``before_agent``): the thread id, else LangGraph's ``run_id``
+when the config gives one, else the id of the run's first message that is not a system prompt.
 Parallel tool calls of one model turn run as separate LangGraph tasks; each is checked
 when the host starts it, and the guard's lock keeps counts exact. Each call is checked with
 ``round=`` the id of the AIMessage that issued it (``round_of``), so identical calls of one
@@ -73,10 +74,13 @@ class LoopfuseMiddleware(AgentMiddleware):
 
     state_schema = RunState
 
-    def __init__(self, guard: Guard, *, on_escalate: Literal["end", "raise"] = "end") -> None:
+    def __init__(
+        self, guard: Guard, *, on_escalate: Literal["end", "raise"] = "end", share_thread: bool = False
+    ) -> None:
         super().__init__()
         self.guard = guard
         self.on_escalate = on_escalate
+        self.share_thread = share_thread
         self._limit = HostLimit(guard, "LangGraph")
         self._schemas = _Schemas()
         self._in_agent = False  # create_agent runs this middleware's before_model each turn
@@ -85,7 +89,7 @@ class LoopfuseMiddleware(AgentMiddleware):
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]
     ) -> ToolResult:
         self._check_recursion_limit(request)
-        tool, args, agent = _call_of(request)
+        tool, args, agent = _call_of(request, self.share_thread)
         if request.tool is None:
             return self._unlisted(request, handler(request), agent)
         if self._schemas.rejects(request.tool, args):
@@ -106,7 +110,7 @@ class LoopfuseMiddleware(AgentMiddleware):
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolResult]]
     ) -> ToolResult:
         self._check_recursion_limit(request)
-        tool, args, agent = _call_of(request)
+        tool, args, agent = _call_of(request, self.share_thread)
         if request.tool is None:
             return await self._aunlisted(request, await handler(request), agent)
         if self._schemas.rejects(request.tool, args):
@@ -134,7 +138,7 @@ class LoopfuseMiddleware(AgentMiddleware):
         return None
 
     async def aafter_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
-        scope = finished_run_scope(runtime, state)
+        scope = finished_run_scope(runtime, state, self.share_thread)
         if scope is not None:
             await self.guard.aforget(scope)
         return None
@@ -151,7 +155,7 @@ class LoopfuseMiddleware(AgentMiddleware):
 
     def _unlisted(self, request: ToolCallRequest, answer: ToolResult, agent: str) -> ToolResult:
         """A call of a tool the ToolNode does not have, after the inner handler answered it."""
-        tool, args, _ = _call_of(request)
+        tool, args, _ = _call_of(request, self.share_thread)
         if _unknown_tool_answer(answer, tool):
             invalid = self.guard.note_invalid(agent, reason="unknown tool")
             return answer if invalid.allowed else self._refusal(request, invalid, agent)
@@ -164,7 +168,7 @@ class LoopfuseMiddleware(AgentMiddleware):
         return _warned(answer, decision, request)
 
     async def _aunlisted(self, request: ToolCallRequest, answer: ToolResult, agent: str) -> ToolResult:
-        tool, args, _ = _call_of(request)
+        tool, args, _ = _call_of(request, self.share_thread)
         if _unknown_tool_answer(answer, tool):
             invalid = await self.guard.anote_invalid(agent, reason="unknown tool")
             return answer if invalid.allowed else self._refusal(request, invalid, agent)
@@ -185,8 +189,8 @@ class LoopfuseMiddleware(AgentMiddleware):
         self._limit.check("recursion_limit", config.get("recursion_limit"), lambda p: per_turn * p + tail)
 
     def _forget_run(self, state: Any, runtime: Any) -> None:
-        """A run's state goes when the run ends; a thread's stays for its next invocation."""
-        scope = finished_run_scope(runtime, state)
+        """A run's state goes when the run ends; a shared thread's stays for its next invocation."""
+        scope = finished_run_scope(runtime, state, self.share_thread)
         if scope is not None:
             self.guard.forget(scope)
 
@@ -220,9 +224,9 @@ def _through_the_graph(error: LoopAbortedError) -> LoopAbortedError:
     return _GraphLoopAborted(agent=error.agent, tool=error.tool, denials=error.denials, kind=error.kind)
 
 
-def _call_of(request: ToolCallRequest) -> tuple[str, Any, str]:
+def _call_of(request: ToolCallRequest, share_thread: bool) -> tuple[str, Any, str]:
     call = request.tool_call
-    return call["name"], call.get("args") or {}, scope_of(request)
+    return call["name"], call.get("args") or {}, scope_of(request, share_thread)
 
 
 _ROUND_SCAN = 64  # messages looked at, from the newest, for the AIMessage of a call
@@ -261,23 +265,37 @@ def _answers(message: Any, call_id: Any) -> bool:
     return isinstance(message, ToolMessage) and message.tool_call_id == call_id
 
 
-def scope_of(request: ToolCallRequest) -> str:
-    """``thread:<id>`` or ``run:<first message id>``, with the parent namespace if nested."""
+def scope_of(request: ToolCallRequest, share_thread: bool = False) -> str:
+    """``[thread:<id> ]run:<name>``, ``thread:<id>`` or ``run:<first message id>``, with the
+    parent namespace if nested."""
     runtime = getattr(request, "runtime", None)
     config = getattr(runtime, "config", None) or {}
-    thread = _thread_of(config)
-    base = f"thread:{thread}" if thread is not None else _run_of(runtime, request.state)
-    return _nested(base, runtime, config)
+    return _nested(_base(runtime, request.state, config, share_thread), runtime, config)
 
 
-def finished_run_scope(runtime: Any, state: Any) -> str | None:
-    """The ``run:`` scope a run that just ended leaves behind; None for a thread's scope
-    (its conversation may continue) and for the shared ``run`` of runs without ids."""
+def finished_run_scope(runtime: Any, state: Any, share_thread: bool = False) -> str | None:
+    """The scope a run that just ended leaves behind; None for a thread's own scope (its
+    conversation may continue) and for the shared ``run`` of runs without ids."""
     config = _node_config()
-    if _thread_of(config) is not None:
+    if _thread_of(config) is not None and (share_thread or _named_run(state) is None):
         return None
-    base = _run_of(runtime, state)
+    base = _base(runtime, state, config, share_thread)
     return None if base == "run" else _nested(base, runtime, config)
+
+
+def _base(runtime: Any, state: Any, config: Any, share_thread: bool) -> str:
+    """A run named by ``before_agent``, within its thread unless the thread is shared; a
+    thread; or a run named by LangGraph's ``run_id`` or its first message."""
+    thread = _thread_of(config)
+    named = _named_run(state)
+    if thread is None:
+        return f"run:{named}" if named is not None else _run_of(runtime, state)
+    return f"thread:{thread}" if share_thread or named is None else f"thread:{thread} run:{named}"
+
+
+def _named_run(state: Any) -> str | None:
+    named = state.get("loopfuse_run") if isinstance(state, dict) else getattr(state, "loopfuse_run", None)
+    return named if isinstance(named, str) else None
 
 
 def _node_config() -> Any:
@@ -306,9 +324,7 @@ def _namespace(runtime: Any, config: Any) -> str:
 
 
 def _run_of(runtime: Any, state: Any) -> str:
-    named = state.get("loopfuse_run") if isinstance(state, dict) else getattr(state, "loopfuse_run", None)
-    if isinstance(named, str):
-        return f"run:{named}"
+    """A run of a hand-built graph: LangGraph's ``run_id``, else its first asked message's id."""
     info = getattr(runtime, "execution_info", None)
     run_id = getattr(info, "run_id", None)
     if run_id is not None:
