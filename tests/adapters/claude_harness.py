@@ -11,6 +11,7 @@ from typing import Any
 from claude_agent_sdk import (
     AgentDefinition,
     ClaudeAgentOptions,
+    ClaudeSDKClient,
     HookMatcher,
     create_sdk_mcp_server,
     query,
@@ -99,6 +100,52 @@ async def run_claude(
         await asyncio.wait_for(_collect(query(prompt="go", options=options), run.messages), RUN_TIMEOUT)
         run.model_requests = fake.requests
     return run
+
+
+async def run_claude_session(
+    script: Script, hooks: dict[str, list[HookMatcher]], prompts: list[str]
+) -> ClaudeRun:
+    """One ``ClaudeSDKClient`` conversation of the real SDK + CLI: ``prompts`` one after another,
+    each answered to the end, the model answered by ``script``."""
+    run = ClaudeRun()
+
+    @tool("probe", "Look something up", {"q": str})
+    async def probe(args: dict[str, Any]) -> dict[str, Any]:
+        run.tool_runs.append(args)
+        return {"content": [{"type": "text", "text": "the same result"}]}
+
+    async def converse(client: ClaudeSDKClient) -> None:
+        for prompt in prompts:
+            await client.query(prompt)
+            await _collect(client.receive_response(), run.messages)
+
+    home = tempfile.mkdtemp(prefix="loopfuse-claude-")
+    with FakeAnthropic(script) as fake:
+        options = ClaudeAgentOptions(
+            mcp_servers={"t": create_sdk_mcp_server("t", tools=[probe])},
+            tools=[],
+            allowed_tools=[PROBE],
+            env=cli_env(fake.url, home),
+            cwd=home,
+            hooks=hooks,  # type: ignore[arg-type]
+        )
+        async with ClaudeSDKClient(options=options) as client:
+            await asyncio.wait_for(converse(client), RUN_TIMEOUT)
+        run.model_requests = fake.requests
+    return run
+
+
+def since_last_prompt(messages: list[dict[str, Any]]) -> int:
+    """How many tool results the model got since the user's last prompt."""
+    results = 0
+    for message in reversed(messages):
+        if message["role"] != "user":
+            continue
+        content = message["content"]
+        if isinstance(content, str) or not any(b.get("type") == "tool_result" for b in content):
+            return results
+        results += 1
+    return results
 
 
 def _helper() -> dict[str, AgentDefinition]:

@@ -13,7 +13,7 @@ from claude_agent_sdk.types import PreToolUseHookInput, PreToolUseHookSpecificOu
 from loopfuse import Guard
 from loopfuse.adapters.claude_agent_sdk import loopfuse_hooks
 
-from .claude_harness import call, first_user_text, run_claude, say
+from .claude_harness import call, first_user_text, run_claude, run_claude_session, say, since_last_prompt
 from .fake_anthropic import tool_results
 
 
@@ -75,6 +75,24 @@ async def test_subagents_get_their_own_state_unless_shared(share: bool, runs: in
 
     assert len(run.tool_runs) == runs
     assert run.tool_runs == [{"q": "same"}] * runs
+
+
+def twice_per_prompt(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return call(q="status") if since_last_prompt(messages) < 2 else say("ok")
+
+
+@pytest.mark.parametrize(("share", "runs"), [(False, 6), (True, 2)])
+@pytest.mark.slow
+async def test_each_prompt_of_a_conversation_is_a_task_of_its_own(share: bool, runs: int) -> None:
+    """A user asking three times for a status the agent looks up twice each time: each prompt
+    starts afresh, unless the session is shared (then the third look-up is refused)."""
+    guard = strict_guard()
+    run = await run_claude_session(
+        twice_per_prompt, loopfuse_hooks(guard, share_session=share), ["a", "b", "c"]
+    )
+
+    assert len(run.tool_runs) == runs
+    assert guard.stats()["agents"] == 1  # each ended task's state went with it
 
 
 async def test_parallel_identical_calls_in_one_turn_are_counted_exactly() -> None:

@@ -5,9 +5,12 @@
     options = ClaudeAgentOptions(hooks=loopfuse_hooks(guard), ...)
 
 The ``PreToolUse`` hook denies a repeated call with ``permissionDecision: "deny"``; the
-CLI hands the model the reason as the tool's error result. State is scoped to the
-session id, and inside a sub-agent to the session id plus the sub-agent's ``agent_id``
-(pass ``share_subagents=True`` to give a session's sub-agents one shared state). Once an
+CLI hands the model the reason as the tool's error result. State is scoped to the task the
+session is on: each prompt the user submits (a ``UserPromptSubmit`` hook) starts a new one,
+named ``<session id>#<process token>-<n>``, and the previous task's state goes (pass
+``share_session=True`` for one state per session id, as before a hook saw a prompt). Inside a
+sub-agent the scope adds the sub-agent's ``agent_id`` (``share_subagents=True`` gives a task's
+sub-agents one shared state). Once an
 agent escalates, the hook also answers ``continue: false`` with a ``stopReason`` (and a
 ``systemMessage``, which the SDK streams as a ``SystemMessage``) naming the loop: the CLI
 ends the run with ``terminal_reason == "hook_stopped"``. ``PostToolUse`` and
@@ -22,6 +25,8 @@ so calls are checked without ``round=``.
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -42,27 +47,29 @@ Hook = Callable[[Any, "str | None", Any], Awaitable[Any]]
 
 
 def loopfuse_hooks(
-    guard: Guard, *, matcher: str | None = None, share_subagents: bool = False
+    guard: Guard, *, matcher: str | None = None, share_subagents: bool = False, share_session: bool = False
 ) -> dict[str, list[HookMatcher]]:
     """Hook configuration for ``ClaudeAgentOptions(hooks=...)``.
 
     ``matcher`` restricts the hooks to tool names matching it (all tools by default).
     To combine with hooks of your own, extend the lists of the returned mapping.
     """
-    warnings = PendingWarnings()
-    return {
-        "PreToolUse": [HookMatcher(matcher=matcher, hooks=[_pre_tool_use(guard, share_subagents, warnings)])],
-        "PostToolUse": [
-            HookMatcher(matcher=matcher, hooks=[_post_tool_use(guard, share_subagents, True, warnings)])
-        ],
+    warnings, tasks = PendingWarnings(), _Tasks(share_subagents)
+    hooks = {
+        "PreToolUse": [HookMatcher(matcher=matcher, hooks=[_pre_tool_use(guard, tasks, warnings)])],
+        "PostToolUse": [HookMatcher(matcher=matcher, hooks=[_post_tool_use(guard, tasks, True, warnings)])],
         "PostToolUseFailure": [
-            HookMatcher(matcher=matcher, hooks=[_post_tool_use(guard, share_subagents, False, warnings)])
+            HookMatcher(matcher=matcher, hooks=[_post_tool_use(guard, tasks, False, warnings)])
         ],
     }
+    if not share_session:
+        hooks["UserPromptSubmit"] = [HookMatcher(hooks=[_prompt_submitted(guard, tasks)])]
+    return hooks
 
 
 def scope_of(hook_input: Any, share_subagents: bool = False) -> str:
-    """The guard's agent identity for a hook input: ``session`` or ``session/agent_id``."""
+    """A hook input's session identity: ``session`` or ``session/agent_id``. The hooks count
+    per task within it (``session#<token>-<n>``), or by it with ``share_session=True``."""
     session = str(hook_input.get("session_id") or "claude")
     agent_id = hook_input.get("agent_id")
     if agent_id and not share_subagents:
@@ -70,12 +77,52 @@ def scope_of(hook_input: Any, share_subagents: bool = False) -> str:
     return session
 
 
-def _pre_tool_use(guard: Guard, share_subagents: bool, warnings: PendingWarnings) -> Hook:
+_TOKEN = os.urandom(4).hex()  # processes sharing Redis never share a task of a resumed session
+_SESSIONS = 10_000  # sessions whose task is remembered; the oldest go first
+
+
+class _Tasks:
+    """The task each session is on: the count of prompts submitted in it, in this process."""
+
+    def __init__(self, share_subagents: bool) -> None:
+        self.share_subagents = share_subagents
+        self._prompts: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def scope(self, hook_input: Any) -> str:
+        """``scope_of`` with the session's current task in place of the session id."""
+        session = str(hook_input.get("session_id") or "claude")
+        scope = scope_of(hook_input, self.share_subagents)
+        prompts = self._prompts.get(session)
+        return scope if prompts is None else f"{session}#{_TOKEN}-{prompts}{scope[len(session) :]}"
+
+    def next_prompt(self, hook_input: Any) -> str:
+        """Start the session's next task; the scope of the task it ends (its main agent)."""
+        session = str(hook_input.get("session_id") or "claude")
+        ended = self.scope({"session_id": session})
+        with self._lock:
+            self._prompts[session] = self._prompts.pop(session, 0) + 1
+            if len(self._prompts) > _SESSIONS:
+                self._prompts.pop(next(iter(self._prompts)))
+        return ended
+
+
+def _prompt_submitted(guard: Guard, tasks: _Tasks) -> Hook:
+    async def loopfuse_user_prompt_submit(
+        hook_input: Any, tool_use_id: str | None, context: Any
+    ) -> dict[str, Any]:
+        await guard.aforget(tasks.next_prompt(hook_input))
+        return {}
+
+    return loopfuse_user_prompt_submit
+
+
+def _pre_tool_use(guard: Guard, tasks: _Tasks, warnings: PendingWarnings) -> Hook:
     async def loopfuse_pre_tool_use(hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
         tool = str(hook_input.get("tool_name", ""))
         if _exempt(guard, tool):
             return {}
-        agent = scope_of(hook_input, share_subagents)
+        agent = tasks.scope(hook_input)
         decision = await guard.acheck(tool, hook_input.get("tool_input"), agent)
         if decision.allowed:
             warnings.put((agent, tool_use_id), decision.warning)
@@ -85,13 +132,13 @@ def _pre_tool_use(guard: Guard, share_subagents: bool, warnings: PendingWarnings
     return loopfuse_pre_tool_use
 
 
-def _post_tool_use(guard: Guard, share_subagents: bool, ok: bool, warnings: PendingWarnings) -> Hook:
+def _post_tool_use(guard: Guard, tasks: _Tasks, ok: bool, warnings: PendingWarnings) -> Hook:
     async def loopfuse_post_tool_use(
         hook_input: Any, tool_use_id: str | None, context: Any
     ) -> dict[str, Any]:
         tool = str(hook_input.get("tool_name", ""))
         result = hook_input.get("tool_response") if ok else hook_input.get("error")
-        agent = scope_of(hook_input, share_subagents)
+        agent = tasks.scope(hook_input)
         await guard.arecord_result(tool, hook_input.get("tool_input"), result, agent, ok=ok)
         warning = warnings.pop((agent, tool_use_id))
         if warning is None or not ok:
