@@ -1,5 +1,5 @@
 """smolagents: delegations to managed agents are guarded, guard_agent is idempotent, and the
-state of a finished run goes away (a continuation run keeps it)."""
+state of a finished run goes away (a continuation run keeps it with share_conversation)."""
 
 from __future__ import annotations
 
@@ -155,11 +155,25 @@ def test_each_new_run_drops_the_state_of_the_run_it_replaces(store_url: str, sto
     guard.close()
 
 
-def test_a_continuation_run_keeps_the_state_of_the_run_it_continues(
+def test_a_conversations_next_message_is_a_run_of_its_own(store_url: str, store_prefix: str) -> None:
+    """``reset=False`` (a chat's next message) keeps the agent's memory, not its counts."""
+    probe, guard = ProbeTool(), _guard_on(store_url, store_prefix)
+    agent = guard_agent(probe_agent([[("probe", {"q": "x"})], FINAL], probe), guard)
+    for reset in (True, False, False):
+        agent.run("go", reset=reset)
+        agent.model.calls = 0
+
+    assert probe.runs == ["x", "x", "x"]  # one state for the conversation would refuse the 3rd
+    assert not any("loopfuse refused" in o for o in observations(agent))
+    assert guard.stats()["agents"] == 1
+    guard.close()
+
+
+def test_a_shared_conversation_keeps_the_state_of_the_run_it_continues(
     store_url: str, store_prefix: str
 ) -> None:
     probe, guard = ProbeTool(), _guard_on(store_url, store_prefix)
-    agent = guard_agent(probe_agent([[("probe", {"q": "x"})], FINAL], probe), guard)
+    agent = guard_agent(probe_agent([[("probe", {"q": "x"})], FINAL], probe), guard, share_conversation=True)
     for reset in (True, False, False):
         agent.run("go", reset=reset)
         agent.model.calls = 0

@@ -27,12 +27,13 @@ replaces the step's error text (what the model reads next), and escalation stops
 as above. The agent's ``max_steps`` (and ``run(max_steps=...)``) is compared with the
 guard's escalation point: a warning says when smolagents would end a loop first.
 
-Scopes: each ``run`` with ``reset=True`` starts a fresh scope and drops the state of the
-one it replaces; ``run(..., reset=False)`` continues the current scope with its state. A
-managed agent gets its own scope per delegation (dropped when the delegation returns or
-raises) unless ``share_subagents=True``, when it shares its parent's run. The last
-top-level scope is kept for a continuation until the next reset run, or, with the
-in-memory store, until the agent is garbage-collected.
+Scopes: each ``run`` starts a fresh scope and drops the state of the one it replaces, also
+``run(..., reset=False)``, which continues the conversation (a chat's next message: the agent's
+memory, not its counts). With ``share_conversation=True`` a ``reset=False`` run continues the
+current scope with its state instead. A managed agent gets its own scope per delegation
+(dropped when the delegation returns or raises) unless ``share_subagents=True``, when it shares
+its parent's run. The last top-level scope is kept until the next run, or, with the in-memory
+store, until the agent is garbage-collected.
 
 ``guard_agent`` is idempotent: guarding an agent again with the same guard changes
 nothing; guarding it with a different guard raises ``ValueError``.
@@ -127,16 +128,18 @@ class _Installed:
     limit: HostLimit
 
 
-def guard_agent(agent: Any, guard: Guard, *, share_subagents: bool = False) -> Any:
+def guard_agent(
+    agent: Any, guard: Guard, *, share_subagents: bool = False, share_conversation: bool = False
+) -> Any:
     """Put ``guard`` in front of every tool of ``agent``, of its managed agents, and of
     its calls to them.
 
     Returns the same agent, changed in place. ``final_answer`` is not guarded. A second
-    call with the same guard returns the agent unchanged (``share_subagents`` included);
-    with another guard it raises ``ValueError``.
+    call with the same guard returns the agent unchanged (the options included); with
+    another guard it raises ``ValueError``.
     """
     if not _already_guarded(agent, guard):
-        _install_own_scope(agent, guard, share_subagents)
+        _install_own_scope(agent, guard, share_subagents, share_conversation)
     return agent
 
 
@@ -152,9 +155,9 @@ def _already_guarded(agent: Any, guard: Guard) -> bool:
     return True
 
 
-def _install_own_scope(agent: Any, guard: Guard, share: bool) -> _RunScope:
+def _install_own_scope(agent: Any, guard: Guard, share: bool, continued: bool = False) -> _RunScope:
     scope = _RunScope(_name(agent), guard)
-    _restart_scope_on_run(agent, scope)
+    _restart_scope_on_run(agent, scope, continued)
     _install(agent, guard, scope, share)
     return scope
 
@@ -203,12 +206,13 @@ def _guard_managed(managed: Any, guard: Guard, parent: _RunScope, share: bool) -
     return _install_own_scope(managed, guard, share)
 
 
-def _restart_scope_on_run(agent: Any, scope: _RunScope) -> None:
+def _restart_scope_on_run(agent: Any, scope: _RunScope, continued: bool) -> None:
+    """Each run starts a new scope; with ``continued``, a ``reset=False`` run keeps the last."""
     run = agent.run
 
     def guarded_run(task: str, *args: Any, **kwargs: Any) -> Any:
         vars(agent)[_INSTALLED].limit.check("max_steps", kwargs.get("max_steps"))
-        if kwargs.get("reset", args[1] if len(args) > 1 else True):
+        if not continued or kwargs.get("reset", args[1] if len(args) > 1 else True):
             scope.new_run()
         else:
             scope.abort = None  # a continuation keeps the counts; the stop was the last run's
