@@ -86,7 +86,7 @@ class CallIdentity:
         volatile = self._volatile.union(rule.volatile_keys) if rule.volatile_keys else self._volatile
         text, items = call.text, ""
         volatile_there = volatile and _key_pattern(volatile).search(text) is not None
-        if volatile_there or _ITEM_KEY.search(text) is not None:
+        if volatile_there or _may_name_item(text):
             try:
                 kept: list[Any] = []
                 text = canonical_json(_blank_keys(json.loads(text), volatile, kept))
@@ -108,6 +108,15 @@ _ITEM_KEY = re.compile(r'(?:["_](?:id|ids|uuid)|"(?:ID|Id|UUID|Uuid)|[a-z0-9](?:
 _ITEM_NAME = re.compile(r"(?:^|_)(?:id|ids|uuid)$|(?<=[a-z0-9])(?:Id|Ids|ID|IDs|Uuid)$|^(?:ID|Id|UUID|Uuid)$")
 # A key naming a position in a list by an item's id ("after_id", "sinceId", "max_id"): a cursor.
 _POSITION = re.compile(r"(?:after|before|since|until|max|min|last|next|prev|previous)(?:_|[A-Z])")
+
+
+def _may_name_item(text: str) -> bool:
+    """Whether canonical JSON ``text`` has a key that may name an item: every such key ends in
+    ``d``, ``D``, ``ds`` or ``Ds``, which four searches in C rule out (the regex alone, having no
+    literal to skip to, costs eight times as much on the usual call)."""
+    if 'd":' in text or 'D":' in text or 'ds":' in text or 'Ds":' in text:
+        return _ITEM_KEY.search(text) is not None
+    return False
 
 
 def _names_item(key: str) -> bool:
