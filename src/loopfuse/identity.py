@@ -90,10 +90,10 @@ class CallIdentity:
             try:
                 kept: list[Any] = []
                 text = canonical_json(_blank_keys(json.loads(text), volatile, kept))
+                items = "\n" + canonical_json(kept) if kept else ""
             except RecursionError:
                 return 0
-            items = canonical_json(kept) if kept else ""
-        return int_digest(call.tool + "\n" + mask_text(text, masks) + ("\n" + items if items else ""))
+        return int_digest(call.tool + "\n" + mask_text(text, masks) + items)
 
 
 @functools.cache
