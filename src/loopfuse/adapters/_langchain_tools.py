@@ -15,14 +15,11 @@ Invalid turns (``Guard.note_invalid``): a call of a tool the ``ToolNode`` does n
 schema rejects, are reported as invalid turns instead of checked as calls; the guard's
 denial, from the ``[invalid] limit``-th in a row, replaces LangGraph's error text.
 
-Scope: the run, plus the parent checkpoint namespace so that a sub-agent run inside a tool
-has its own state. Under ``create_agent`` a run is one invocation, named by a private state
+Scope (``_langchain_scopes``): under ``create_agent`` one invocation, named by a private state
 field the middleware's ``before_agent`` sets (``loopfuse_run``: runs whose input reuses one
 message object stay apart; an interrupted run resumed later keeps its name), within its
 LangGraph thread when it has one; its state goes when it ends (``after_agent``). With
-``share_thread=True`` a thread's invocations count together and its state stays for the next
-one. In a hand-built graph (no ``before_agent``): the thread id, else LangGraph's ``run_id``
-when the config gives one, else the id of the run's first message that is not a system prompt.
+``share_thread=True`` a thread's invocations count together and its state stays for the next.
 Parallel tool calls of one model turn run as separate LangGraph tasks; each is checked
 when the host starts it, and the guard's lock keeps counts exact. Each call is checked with
 ``round=`` the id of the AIMessage that issued it (``round_of``), so identical calls of one
@@ -41,7 +38,6 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.tools import BaseTool
-from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE, ToolCallRequest
 from langgraph.runtime import Runtime
@@ -52,6 +48,7 @@ from ..decision import Decision
 from ..errors import LoopAbortedError
 from ..guard import Guard
 from ._common import HostLimit, stop_error, stopped_text, with_warning
+from ._langchain_scopes import finished_run_scope, scope_of
 
 __all__ = ["LoopfuseMiddleware"]
 
@@ -263,84 +260,6 @@ def _warned(result: ToolResult, decision: Decision, request: ToolCallRequest) ->
 
 def _answers(message: Any, call_id: Any) -> bool:
     return isinstance(message, ToolMessage) and message.tool_call_id == call_id
-
-
-def scope_of(request: ToolCallRequest, share_thread: bool = False) -> str:
-    """``[thread:<id> ]run:<name>``, ``thread:<id>`` or ``run:<first message id>``, with the
-    parent namespace if nested."""
-    runtime = getattr(request, "runtime", None)
-    config = getattr(runtime, "config", None) or {}
-    return _nested(_base(runtime, request.state, config, share_thread), runtime, config)
-
-
-def finished_run_scope(runtime: Any, state: Any, share_thread: bool = False) -> str | None:
-    """The scope a run that just ended leaves behind; None for a thread's own scope (its
-    conversation may continue) and for the shared ``run`` of runs without ids."""
-    config = _node_config()
-    if _thread_of(config) is not None and (share_thread or _named_run(state) is None):
-        return None
-    base = _base(runtime, state, config, share_thread)
-    return None if base == "run" else _nested(base, runtime, config)
-
-
-def _base(runtime: Any, state: Any, config: Any, share_thread: bool) -> str:
-    """A run named by ``before_agent``, within its thread unless the thread is shared; a
-    thread; or a run named by LangGraph's ``run_id`` or its first message."""
-    thread = _thread_of(config)
-    named = _named_run(state)
-    if thread is None:
-        return f"run:{named}" if named is not None else _run_of(runtime, state)
-    return f"thread:{thread}" if share_thread or named is None else f"thread:{thread} run:{named}"
-
-
-def _named_run(state: Any) -> str | None:
-    named = state.get("loopfuse_run") if isinstance(state, dict) else getattr(state, "loopfuse_run", None)
-    return named if isinstance(named, str) else None
-
-
-def _node_config() -> Any:
-    """The config of the graph node running now (middleware hooks get no config)."""
-    try:
-        return get_config()
-    except RuntimeError:
-        return {}
-
-
-def _thread_of(config: Any) -> Any:
-    return (config.get("configurable") or {}).get("thread_id")
-
-
-def _nested(base: str, runtime: Any, config: Any) -> str:
-    parent = _namespace(runtime, config).rpartition("|")[0]
-    return f"{base} in {parent}" if parent else base
-
-
-def _namespace(runtime: Any, config: Any) -> str:
-    info = getattr(runtime, "execution_info", None)
-    namespace = getattr(info, "checkpoint_ns", None)
-    if namespace is None:
-        namespace = (config.get("metadata") or {}).get("checkpoint_ns")
-    return namespace if isinstance(namespace, str) else ""
-
-
-def _run_of(runtime: Any, state: Any) -> str:
-    """A run of a hand-built graph: LangGraph's ``run_id``, else its first asked message's id."""
-    info = getattr(runtime, "execution_info", None)
-    run_id = getattr(info, "run_id", None)
-    if run_id is not None:
-        return f"run:{run_id}"
-    messages = state.get("messages") if isinstance(state, dict) else getattr(state, "messages", None)
-    first_id = getattr(_first_asked(messages), "id", None) if messages else None
-    return f"run:{first_id}" if first_id else "run"
-
-
-def _first_asked(messages: Any) -> Any:
-    """The first message that is not a system prompt (a prompt is often one object every run's
-    input reuses, and keeps the id LangGraph gave it the first time); else the first."""
-    for message in messages[:8]:
-        if getattr(message, "type", None) != "system":
-            return message
-    return messages[0]
 
 
 _UNKNOWN_TOOL = INVALID_TOOL_NAME_ERROR_TEMPLATE.partition("{available_tools}")[0]
