@@ -8,7 +8,7 @@ The ``PreToolUse`` hook denies a repeated call with ``permissionDecision: "deny"
 CLI hands the model the reason as the tool's error result. State is scoped to the task the
 session is on: each prompt the user submits (a ``UserPromptSubmit`` hook) starts a new one,
 named ``<session id>#<process token>-<n>``, and the previous task's state goes (pass
-``share_session=True`` for one state per session id, as before a hook saw a prompt). Inside a
+``share_session=True`` for one state per session id). Inside a
 sub-agent the scope adds the sub-agent's ``agent_id`` (``share_subagents=True`` gives a task's
 sub-agents one shared state). Once an
 agent escalates, the hook also answers ``continue: false`` with a ``stopReason`` (and a
