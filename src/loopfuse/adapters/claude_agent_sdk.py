@@ -70,11 +70,17 @@ def loopfuse_hooks(
 def scope_of(hook_input: Any, share_subagents: bool = False) -> str:
     """A hook input's session identity: ``session`` or ``session/agent_id``. The hooks count
     per task within it (``session#<token>-<n>``), or by it with ``share_session=True``."""
-    session = str(hook_input.get("session_id") or "claude")
+    return _within(_session(hook_input), hook_input, share_subagents)
+
+
+def _session(hook_input: Any) -> str:
+    return str(hook_input.get("session_id") or "claude")
+
+
+def _within(base: str, hook_input: Any, share_subagents: bool) -> str:
+    """``base``, or inside a sub-agent ``base/agent_id`` unless sub-agents share it."""
     agent_id = hook_input.get("agent_id")
-    if agent_id and not share_subagents:
-        return f"{session}/{agent_id}"
-    return session
+    return f"{base}/{agent_id}" if agent_id and not share_subagents else base
 
 
 _TOKEN = os.urandom(4).hex()  # processes sharing Redis never share a task of a resumed session
@@ -91,15 +97,16 @@ class _Tasks:
 
     def scope(self, hook_input: Any) -> str:
         """``scope_of`` with the session's current task in place of the session id."""
-        session = str(hook_input.get("session_id") or "claude")
-        scope = scope_of(hook_input, self.share_subagents)
+        return _within(self._task(_session(hook_input)), hook_input, self.share_subagents)
+
+    def _task(self, session: str) -> str:
         prompts = self._prompts.get(session)
-        return scope if prompts is None else f"{session}#{_TOKEN}-{prompts}{scope[len(session) :]}"
+        return session if prompts is None else f"{session}#{_TOKEN}-{prompts}"
 
     def next_prompt(self, hook_input: Any) -> str:
         """Start the session's next task; the scope of the task it ends (its main agent)."""
-        session = str(hook_input.get("session_id") or "claude")
-        ended = self.scope({"session_id": session})
+        session = _session(hook_input)
+        ended = self._task(session)
         with self._lock:
             self._prompts[session] = self._prompts.pop(session, 0) + 1
             if len(self._prompts) > _SESSIONS:

@@ -73,9 +73,8 @@ from ._common import HostLimit, PendingWarnings, Scope, ScopeTable, stop_error, 
 __all__ = ["LoopfuseInputGuardrail", "LoopfuseOutputGuardrail", "guard_agent", "invalid_turn_formatter"]
 
 _RUN = "the run"  # the ScopeTable key of a run's own scope (the agent it calls the model for)
-_IMPL = (
-    "_invoke_tool_impl"  # what the SDK's failure-handling invoker awaits: for an agent tool, the nested run
-)
+# What the SDK's failure-handling invoker awaits: for an agent tool, the nested run.
+_IMPL = "_invoke_tool_impl"
 _NESTING = "_loopfuse_own_runs"  # marks an agent tool's invoker wrapped to run each invocation apart
 _HANDLED = "_on_handled_error"  # what the SDK's failure-handling invoker calls once it answered an error
 
