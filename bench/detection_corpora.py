@@ -62,19 +62,22 @@ IGNORING_ID = {"circuit_breaker": {"ignore_args": [*DEFAULT_IGNORE_ARGS, "reques
 
 def _perturbed(corpora: list[Corpus]) -> None:
     """The default on the corpora as other hosts would pass them: each result cut to its first
-    N characters (a host that keeps excerpts, or tools with terse errors), no ok=, no result at
+    N characters (a host that keeps excerpts, or tools with terse errors), no ok=, ok=True for
+    every result not an error (as the adapters report a tool that returned), no result at
     all (a host that only checks), a fresh id argument in every call (and that argument
     ignored). Caught, healthy denied, early."""
     print("\nthe default on the corpora as other hosts would pass them: caught, healthy denied, early")
-    print(f"{'':>6}  " + "  ".join(f"{c.name:>24}" for c in corpora))
+    print(f"{'':>7}  " + "  ".join(f"{c.name:>24}" for c in corpora))
     rows: list[tuple[str, Callable[[Corpus], Corpus], Mapping[str, Any]]]
     rows = [(str(n or "whole"), functools.partial(_cut, chars=n), {}) for n in EXCERPTS]
-    rows += [("no ok", _without_ok, {}), ("no res", _without_results, {}), ("took", _with_duration, {})]
+    rows += [("no ok", _without_ok, {}), ("ok true", _ok_unless_failed, {})]
+    rows += [("no res", _without_results, {}), ("took", _with_duration, {})]
     rows += [("id", _with_fresh_id, {}), ("id ign", _with_fresh_id, IGNORING_ID)]
     for label, change, config in rows:
         table = score_corpora([("default", guard_detector(_factory(config)))], [change(c) for c in corpora])
-        print(f"{label:>6}  " + "  ".join(_cell(table[c.name][0]) for c in corpora))
+        print(f"{label:>7}  " + "  ".join(_cell(table[c.name][0]) for c in corpora))
     print("(N: each result cut to its first N characters; no ok: no result marked as an error;")
+    print(" ok true: every result not marked an error marked a success, as the adapters report;")
     print(" no res: no result reported at all, as a host that only calls check;")
     print(" took: each result ends with how long it took, '(took 0.42s)';")
     print(" id: a fresh request_id argument in every call; id ign: the same, with it in ignore_args)")
@@ -104,6 +107,10 @@ def _plus_id(call: Any, fresh: str) -> Any:
 
 def _without_ok(corpus: Corpus) -> Corpus:
     return _each_call(corpus, lambda c: replace(c, ok=None))
+
+
+def _ok_unless_failed(corpus: Corpus) -> Corpus:
+    return _each_call(corpus, lambda c: replace(c, ok=c.ok is not False))
 
 
 def _without_results(corpus: Corpus) -> Corpus:

@@ -153,13 +153,20 @@ def polled(times: int) -> list[Step]:
     return [*steps, ("get_job", {"job_id": "j-17"}, '{"status": "done"}', None)]
 
 
-def research(times: int) -> list[Step]:
+MODULES = (
+    "cli", "loader", "schema", "defaults", "env", "paths", "plugins", "cache", "errors", "logging", "merge",
+    "validate",
+)  # fmt: skip
+
+
+def research(times: int, *, numbered: bool = False) -> list[Step]:
     steps: list[Step] = []
     for n in range(times):
         steps.append(
             ("search_code", {"query": "def parse_config"}, "src/config.py:12: def parse_config(", True)
         )
-        steps.append(("read_file", {"path": f"src/module_{n}.py"}, f"contents of module {n}", True))
+        name = f"module_{n}" if numbered else MODULES[n]
+        steps.append(("read_file", {"path": f"src/{name}.py"}, f"contents of {name}", True))
     return steps
 
 
@@ -248,6 +255,7 @@ HONEST: dict[str, list[Step]] = {
     "a failing count falling after each of 25 edits": tests_after_edits(25, changed_line, falling),
     "a falling count, the edit tool answering 'File updated.'": tests_after_edits(25, updated, falling),
     "a search re-run after each of 12 new findings": research(12),
+    "the same, the files read numbered module_0 to module_11": research(12, numbered=True),
     "7 pages of one file": pages(7),
     "a job polled 6 times, a sleep before each": polled(6),
     "the error logs of 20 services, one after another": error_logs(20),

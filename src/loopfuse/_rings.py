@@ -1,12 +1,13 @@
-"""The rings an agent's state counts in: its last calls (``CountingWindow``) and the latest
-digest of each recent key (``RecentDigests``), as 8-byte entries of ``bytearray`` rings
-searched in C; past ``SCAN_MAX`` entries, open-addressing tables in flat arrays."""
+"""The rings an agent's state counts in: its last calls (``CountingWindow``), the latest
+digest of each recent key (``RecentDigests``) and its last few digests (``RecentKeys``), as
+8-byte entries of ``bytearray`` rings searched in C; past ``SCAN_MAX`` entries,
+open-addressing tables in flat arrays."""
 
 from __future__ import annotations
 
 from array import array
 
-__all__ = ["SCAN_MAX", "CountingWindow", "RecentDigests"]
+__all__ = ["SCAN_MAX", "CountingWindow", "RecentDigests", "RecentKeys"]
 
 SCAN_MAX = 256  # entries: up to this length a ring is searched, longer ones keep a table
 
@@ -155,6 +156,24 @@ class RecentDigests:
         else:
             self._keys[at : at + 8] = key.to_bytes(8)
             self._digests[at : at + 8] = digest.to_bytes(8)
+
+
+class RecentKeys:
+    """The last ``size`` keys added (at most ``SCAN_MAX``), one ring searched in C."""
+
+    __slots__ = ("_added", "_ring", "_size")
+
+    def __init__(self, size: int) -> None:
+        self._size, self._added, self._ring = size, 0, bytearray()
+
+    def __contains__(self, key: int) -> bool:
+        ring = self._ring
+        return _newest(ring, key.to_bytes(8), 0, len(ring)) >= 0
+
+    def add(self, key: int) -> None:
+        at = (self._added % self._size) << 3
+        self._added += 1
+        self._ring[at : at + 8] = key.to_bytes(8)
 
 
 def _newest(ring: bytearray, entry: bytes, start: int, end: int) -> int:

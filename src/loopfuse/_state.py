@@ -6,7 +6,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
 
-from ._rings import CountingWindow, RecentDigests
+from ._rings import CountingWindow, RecentDigests, RecentKeys
 
 T = TypeVar("T")
 
@@ -55,20 +55,25 @@ class ResultBook:
         self.last.put(key, result)
 
 
+RECENT_RESULTS = 16  # results an agent's new result is compared with (stores/lua/observe.lua: ld)
+
+
 class AgentResults(ResultBook):
     """The one place that settles which call a result belongs to, for one agent.
 
     Until the agent's first result only its newest allowed call awaits one (``awaited``);
     from then on (``reporting``) each allowed call awaits its own, kept as pending window
-    indices. ``index`` is the window index of the call whose result breakers observe now."""
+    indices. ``index`` is the window index of the call whose result breakers observe now;
+    ``recent`` the digests of the agent's last ``RECENT_RESULTS`` results."""
 
-    __slots__ = ("awaited", "index", "reporting")
+    __slots__ = ("awaited", "index", "recent", "reporting")
 
     def __init__(self, size: int) -> None:
         super().__init__(size)
         self.reporting = False
         self.awaited = 0
         self.index = -1
+        self.recent = RecentKeys(RECENT_RESULTS)
 
     def allowed(self, key: int, index: int) -> None:
         """The call ``key`` was allowed as the window's ``index``-th entry: it awaits its result."""
@@ -108,7 +113,13 @@ class AgentResults(ResultBook):
     def settled(self, key: int, digest: int) -> None:
         """The breakers observed ``key``'s result: it is the call's latest from now on."""
         self.remember(key, digest)
+        self.recent.add(digest)
         self.reporting = True
+
+    def found(self, key: int, digest: int) -> bool:
+        """Whether the result ``digest`` of ``key`` is a finding: a call the agent has no
+        recent result of, answering what none of its last results did (before ``settled``)."""
+        return self.last.get(key) is None and digest not in self.recent
 
 
 _PENDING = 32

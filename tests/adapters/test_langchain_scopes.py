@@ -97,7 +97,8 @@ def test_a_sub_agent_run_ending_inside_a_tool_keeps_the_outer_run_state() -> Non
     @tool
     def delegate(task: str) -> str:
         """Hand the task to a sub-agent."""
-        return str(inner.invoke({"messages": [HumanMessage(task)]}, CONFIG)["messages"][-1].content)
+        inner.invoke({"messages": [HumanMessage(task)]}, CONFIG)
+        return "3 results"  # nothing new, as the searches: a new answer would excuse their re-runs
 
     searches = [calls(("search", {"q": SECRET})) for _ in range(4)]
     turns = [*searches[:2], calls(("delegate", {"task": "x"})), *searches[2:]]

@@ -143,16 +143,18 @@ async def test_parallel_calls_in_one_turn_count_exactly() -> None:
     assert [r.outcome for r in model.results] == ["success"] * 5
 
 
-def add_delegate(outer: Agent[None, str], inner: Agent[None, str]) -> None:
-    """Give ``outer`` a tool ``delegate`` that runs ``inner`` on the task."""
+def add_delegate(outer: Agent[None, str], inner: Agent[None, str], answer: str | None = None) -> None:
+    """Give ``outer`` a tool ``delegate`` that runs ``inner`` on the task and returns its
+    output, or ``answer`` when given."""
 
     @outer.tool
     async def delegate(ctx: RunContext[None], task: str) -> str:
         """Hand the task to a sub-agent."""
         try:
-            return str((await inner.run(task, usage=ctx.usage)).output)
+            output = str((await inner.run(task, usage=ctx.usage)).output)
         except LoopAbortedError as exc:
-            return f"the sub-agent was stopped: {exc}"
+            output = f"the sub-agent was stopped: {exc}"
+        return output if answer is None else answer
 
 
 async def test_sub_agent_run_inside_a_tool_has_its_own_state() -> None:

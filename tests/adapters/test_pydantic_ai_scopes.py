@@ -31,7 +31,7 @@ async def test_a_sub_agent_run_ending_inside_a_tool_keeps_the_outer_run_state() 
     inner = make_agent(ScriptedModel(forever), guard, counter)
     turns = [forever(0), forever(0), [("delegate", {"task": "x"})], forever(0), forever(0)]
     outer = make_agent(ScriptedModel(playing(turns)), guard, counter)
-    add_delegate(outer, inner)
+    add_delegate(outer, inner, answer="3 results")  # nothing new: a new answer would excuse the re-run
 
     assert (await outer.run("go")).output == "done"
     assert counter.runs == 3 + 3  # outer: the 4th search was denied; inner: stopped after 3

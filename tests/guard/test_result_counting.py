@@ -200,11 +200,46 @@ def test_a_string_result_whose_methods_raise_is_read_as_its_text(make_guard: Gua
     assert guard.stats()["fail_open"] == {}
 
 
-def test_a_rerun_after_a_call_that_is_not_an_edit_counts(make_guard: GuardFactory) -> None:
-    guard = make_guard()  # a new search result is no edit: the same search 8 times is refused
+MODULES = ("cli", "loader", "schema", "defaults", "env", "paths", "plugins", "cache", "errors", "merge")
+
+
+def _search_after_each(
+    guard: Guard, read: Callable[[int], tuple[dict[str, str], str]], ok: bool | None
+) -> list[bool]:
+    """The same search, answered alike, after each of 10 reads; whether each search was allowed."""
+    outcomes = []
+    for i in range(10):
+        args, text = read(i)
+        assert run(guard, "read_file", args, text, ok=ok)
+        outcomes.append(run(guard, "search", {"q": "parse_config"}, "src/config.py:12", ok=ok))
+    return outcomes
+
+
+def test_a_search_re_run_after_each_new_finding_is_never_denied(make_guard: GuardFactory) -> None:
+    outcomes = _search_after_each(
+        make_guard(), lambda i: ({"path": f"src/{MODULES[i]}.py"}, MODULES[i]), True
+    )
+    assert outcomes == [True] * 10
+
+
+def test_a_re_run_after_new_findings_counts_when_no_success_is_reported(make_guard: GuardFactory) -> None:
+    outcomes = _search_after_each(
+        make_guard(), lambda i: ({"path": f"src/{MODULES[i]}.py"}, MODULES[i]), None
+    )
+    assert outcomes == [True] * 7 + [False] * 3  # result_limit 7
+
+
+def test_a_re_run_after_calls_new_only_by_a_number_counts(make_guard: GuardFactory) -> None:
+    outcomes = _search_after_each(make_guard(), lambda i: ({"path": f"src/m{i}.py"}, f"module {i}"), True)
+    # near_duplicate limit 8: to it src/m0.py to src/m9.py are one call, new only the first time
+    assert outcomes == [True] * 9 + [False]
+
+
+def test_a_re_run_after_a_call_that_failed_counts(make_guard: GuardFactory) -> None:
+    guard = make_guard({"stall": {"enabled": False}, "same_error": {"enabled": False}})
     outcomes = []
     for i in range(9):
-        run(guard, "read_file", {"path": f"src/m{i}.py"}, f"module {i}", ok=True)
+        run(guard, "read_file", {"path": f"src/{MODULES[i]}.py"}, "No such file", ok=False)
         outcomes.append(run(guard, "search", {"q": "parse_config"}, "src/config.py:12", ok=True))
     assert outcomes == [True] * 7 + [False, False]
 

@@ -60,6 +60,7 @@ def test_a_guards_scripts_hold_only_its_breakers_fragments() -> None:
             "aw",
             "pend",
             "lr",
+            "ld",
             "tid",
             "trep",
             "et",

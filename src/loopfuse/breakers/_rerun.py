@@ -1,13 +1,20 @@
-"""Re-runs that check an edit: the same call succeeding (``ok`` true) with a result it already
-returned, after a call of an edit tool with new arguments succeeded in between (a test re-run
-after each edit).
+"""Re-runs that check something new: the same call succeeding (``ok`` true) with a result it
+already returned, after something new succeeded in between (a test re-run after each edit, a
+search re-run after each new finding).
 
-The window and near-duplicate breakers re-key such a call's entry by ``rerun_key`` of its pair
-key, an entry no limit counts, so honest re-runs never add up; a re-run with no edit since the
-call's previous run counts as before. Only an edit counts as new here: a result new for any
-other reason (a counter, a fresh id, a page of new text) would let every loop with one such call
-per round run uncounted. The Redis scripts do the same (``settled_entry`` in
-``stores/lua/common.lua``)."""
+Something new is a successful call the agent did not make lately: a call of an edit tool new to
+the window whatever it answers (an edit answered "File updated." changed what the next test run
+tests), or any call that succeeded (``ok`` true), that the breaker has no recent result of and whose
+result none of the agent's last results was (``fresh``: a file not read lately; a paraphrased
+search answering the list already seen is not). The window and near-duplicate
+breakers re-key such a re-run's entry by ``rerun_key`` of its pair key, an entry no limit
+counts, so honest re-runs never add up; a re-run with nothing new since the call's previous run
+counts as before. What is new is judged by each breaker's own key: the window breaker's is the
+whole call, the near-duplicate breaker's masks ids, numbers and timestamps, so a call new only by
+a counter or a fresh id (``echo attempt 3``, a new ``request_id``) is new to the first and not to
+the second, and a loop with one such call per round is still counted there. A new result of the
+same call (a counter, a page of new text) is never something new here. The Redis scripts do the
+same (``settled_entry`` in ``stores/lua/common.lua``)."""
 
 from __future__ import annotations
 
@@ -30,16 +37,25 @@ def rerun_key(pair: int) -> int:
     return pair_key(pair, _RERUN)
 
 
-def settle(window: CountingWindow, edited: int, index: int, pair: int, ok: bool | None, edit: bool) -> int:
+def settle(
+    window: CountingWindow,
+    edited: int,
+    index: int,
+    pair: int,
+    ok: bool | None,
+    edit: bool,
+    fresh: bool = False,
+) -> int:
     """Re-key the ``index``-th entry of ``window`` now that its result's ``pair`` key is known,
     if it is still in the window, and return ``edited`` after it: the index of the newest
-    successful call of an edit tool (``edit``) whose call and result were new to the window. The
-    entry becomes the pair key, or the re-run key when the call returned this result before,
-    succeeded now (``ok`` true: a result the host did not call a success or a failure could be
-    the same failure again) and an edit came since."""
+    successful call of an edit tool (``edit``), or call not made lately (``fresh``), whose call and
+    result were new to the window. The entry becomes the pair key, or the re-run key when the
+    call returned this result before, succeeded now (``ok`` true: a result the host did not call a
+    success or a failure could be the same failure again) and something new came since."""
     if not window.holds(index):
         return edited
-    news, succeeded = edit and ok is not False, ok is True
+    succeeded = ok is True
+    news = (edit and ok is not False) or (fresh and succeeded)
     if not news and not (succeeded and edited >= 0):
         window.replace(index, pair)  # neither news nor a re-run it could be: no search
         return edited

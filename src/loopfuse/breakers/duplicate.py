@@ -22,7 +22,7 @@ __all__ = ["WindowBreaker", "WindowRun"]
 class WindowRun:
     """The window breaker's slice of an agent's state beyond the shared window: the run of
     one call in a row, its length, its results the same in a row, its last result; and
-    ``edited``, the window index of the newest successful edit new to the window."""
+    ``edited``, the window index of the newest successful edit or call new to the window."""
 
     __slots__ = ("edited", "key", "length", "result", "stale")
 
@@ -40,10 +40,11 @@ class WindowBreaker:
     call returning something new is progress. Entries whose result never arrived count as
     repeats, so a host that never reports results gets plain counting.
 
-    A successful re-run after an edit is not a repeat: when a call succeeds (``ok`` true) with
-    a result it already returned within the window, and a call of one of ``edit_tools`` new to
-    the window succeeded since that earlier run (a test re-run after an edit), its entry is
-    re-keyed so that no limit counts it (``_rerun``).
+    A successful re-run after something new is not a repeat: when a call succeeds (``ok`` true)
+    with a result it already returned within the window, and since that earlier run a call of
+    one of ``edit_tools`` new to the window succeeded, or a call the agent had not made lately
+    (a test re-run after an edit, a search re-run after a new finding), its entry is re-keyed so
+    that no limit counts it (``_rerun``).
 
     With results, three more rules apply (each 0 disables it): ``result_limit`` replaces
     ``limit`` for a call whose latest result is known; ``same_result_limit`` denies a call
@@ -167,7 +168,8 @@ class WindowBreaker:
             return
         run = state.unit("duplicate", WindowRun)
         pair, edit = pair_key(call.key, result.digest), call.tool in self.edit_tools
-        run.edited = settle(state.window, run.edited, state.results.index, pair, result.ok, edit)
+        fresh = result.ok is True and not edit and state.results.found(call.key, result.digest)
+        run.edited = settle(state.window, run.edited, state.results.index, pair, result.ok, edit, fresh)
         if call.key == run.key:
             run.stale = run.stale + 1 if result.digest == run.result else 1
             run.result = result.digest

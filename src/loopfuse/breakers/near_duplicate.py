@@ -35,7 +35,7 @@ DEFAULT_VOLATILE_KEYS = (
 
 class NearState:
     """The breaker's slice of an agent's state: its own window of near-duplicate keys and
-    their latest results, and the index of its newest successful edit new to it."""
+    their latest results, and the index of its newest successful edit or call new to it."""
 
     __slots__ = ("book", "edited", "window")
 
@@ -185,7 +185,9 @@ class NearDuplicateBreaker:
         index = mine.book.take_pending(near)
         if index is not None:
             pair, edit = pair_key(near, result.digest), call.tool in self.edit_tools
-            mine.edited = settle(mine.window, mine.edited, index, pair, result.ok, edit)
+            fresh = result.ok is True and not edit and mine.book.last.get(near) is None
+            fresh = fresh and result.digest not in state.results.recent
+            mine.edited = settle(mine.window, mine.edited, index, pair, result.ok, edit, fresh)
         mine.book.remember(near, result.digest)
 
     def allowed_repeats(self) -> int | None:

@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 SUPPORTED_KINDS = tuple(kind for kind, cls in REGISTRY.items() if cls.lua == "fragment")
-_DRIVER_FIELDS = ("calls", "denials", "puts", "aw", "pend", "lr", "tid", "trep")  # the drivers' own
+_DRIVER_FIELDS = ("calls", "denials", "puts", "aw", "pend", "lr", "ld", "tid", "trep")  # the drivers' own
 _FIELDS_LINE = re.compile(r"^-- fields:(.*)$", re.MULTILINE)
 _OPS_LINE = re.compile(r"^-- ops:(.*)$", re.MULTILINE)
 _OPS = ("check", "refused", "record", "observe", "touch")

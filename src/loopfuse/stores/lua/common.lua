@@ -112,13 +112,15 @@ end
 
 -- The entry for the `index`-th call of `ring` now that its result's `pair` key is known, and
 -- `edited` after it (breakers/_rerun.py: the index of the newest successful call of an edit tool,
--- `edit`, new to the ring): the pair key, or `rerun` for a call that returned this result
--- before, succeeded now (`succeeded`: the host said ok), with an edit since.
-local function settled_entry(ring, index, pushed, bound, pair, rerun, x, edited)
-  if not (x.edit and not x.failed) and not (x.succeeded and edited >= 0) then return pair, edited end
+-- `edit`, or call not made lately, `fresh`, new to the ring): the pair key, or `rerun` for a
+-- call that returned this result before, succeeded now (`succeeded`: the host said ok), with
+-- something new since.
+local function settled_entry(ring, index, pushed, bound, pair, rerun, x, edited, fresh)
+  local news = (x.edit and not x.failed) or (fresh and x.succeeded)
+  if not news and not (x.succeeded and edited >= 0) then return pair, edited end
   local previous = newest_before(ring, rerun, index, pushed, bound, newest_before(ring, pair, index, pushed, bound, -1))
   if previous < 0 then
-    if x.edit and not x.failed then return pair, math.max(edited, index) end
+    if news then return pair, math.max(edited, index) end
     return pair, edited
   end
   if x.succeeded and edited > previous then return rerun, edited end

@@ -14,13 +14,14 @@
 --   67     the length n of the call's full digest, which follows (68 to 67 + n), then the tool's name
 -- Each fragment's unit('observe', b, r) gets them as r.key, r.result, r.pair, r.failed, r.succeeded, r.err, r.near,
 -- r.near_pair, r.rerun, r.near_rerun, r.edit, r.digest, r.tool, with r.index (the call's window
--- index), r.calls and r.puts.
+-- index), r.calls, r.puts and r.found (a success, not of an edit tool, that is a finding).
 --
 -- A result counts only for an allowed call awaiting it, once (as AgentState.awaited_entry):
 -- until the agent's first result, the newest call (`aw`); then the last calls in `pend` (a result
 -- for another call before the first one counted turns that on: puts 1, as AgentResults.arrived).
 -- The latest result of each of the last `size` call keys that had one is the hash field `lr`:
--- records of the call key and the pair key of it and its result, the newest first.
+-- records of the call key and the pair key of it and its result, the newest first; the digests
+-- of the agent's last RECENT_RESULTS results are `ld`, the newest first (AgentResults.recent).
 -- observe(arg) returns 1 when the result counted, else 0.
 
 -- The window index of the awaiting call of `key`, taken off the awaited calls; nil if none.
@@ -38,6 +39,14 @@ local function awaited_entry(key, calls)
   return index
 end
 
+local RECENT_RESULTS = 16  -- _state.py
+
+-- Whether `r`'s result is a finding (AgentResults.found): a call with no recent result (`lr`),
+-- answering what none of the agent's last results did.
+local function found(r)
+  return not find_record(F.lr or '', r.key, 16) and not find_record(F.ld or '', r.result, 8)
+end
+
 -- The state is written, and its expiry refreshed, once per round trip, after (flush.lua, decide.lua).
 local function observe(arg)
   local n = string.byte(arg, 67)
@@ -50,12 +59,14 @@ local function observe(arg)
     calls = tonumber(F.calls) or 0, puts = tonumber(F.puts) or 0,
   }
   r.index = awaited_entry(r.key, r.calls)
+  r.found = r.index and r.succeeded and not r.edit and found(r)
   if not r.index then  -- (before the first result, another call's than the newest: see _state.py)
     if r.puts == 0 then put('puts', 1) end
     return 0
   end
   for _, b in ipairs(OBSERVING) do UNITS[b[1]]('observe', b, r) end
   put('lr', newest_first(F.lr or '', r.key .. r.pair, 16, size))
+  put('ld', newest_first(F.ld or '', r.result, 8, RECENT_RESULTS))
   put('puts', r.puts + 1)
   return 1
 end

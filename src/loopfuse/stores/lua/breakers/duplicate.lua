@@ -8,11 +8,12 @@
 --   pos  where the next entry goes once the ring is full
 --   rk   the key of the run of one call in a row      rl  its length
 --   rs   how many of its results in a row were the same      rr  its latest result
---   dn   the window index of the newest successful call of an edit tool new to the window (-1:
---        none yet): a successful re-run after it of a call that returned the same result before
---        it is entered as its re-run key, which no limit counts (breakers/_rerun.py)
+--   dn   the window index of the newest successful call of an edit tool, or finding (observe.lua's
+--        r.found), new to the window (-1: none yet): a successful re-run after it of a call that
+--        returned the same result before it is entered as its re-run key, which no limit counts
+--        (breakers/_rerun.py)
 -- and it reads the latest result of each recent call key (lr: observe.lua keeps it).
--- fields: w pos rk rl rs rr lr dn
+-- fields: w pos rk rl rs rr lr ld dn
 -- ops: check record observe
 
 UNITS['duplicate'] = function(op, b, x)
@@ -52,7 +53,7 @@ UNITS['duplicate'] = function(op, b, x)
     local age = x.calls - 1 - x.index
     if age >= 0 and age < #ring / 8 then
       local edited = tonumber(F.dn) or -1
-      local entry, now = settled_entry(ring, x.index, x.calls, size, x.pair, x.rerun, x, edited)
+      local entry, now = settled_entry(ring, x.index, x.calls, size, x.pair, x.rerun, x, edited, x.found)
       put('w', ring_set(ring, x.index % size, entry))
       put('dn', now, edited)
     end
