@@ -12,6 +12,8 @@ class's method, never an override of a subclass (the caller's code does not run)
   order never matters);
 - a dataclass instance: an object of the fields that take part in its comparisons;
 - a pydantic model (when pydantic is loaded): what ``BaseModel.model_dump(mode="json")`` gives;
+- a numpy array or scalar (when numpy is loaded): the Python value it holds (``tolist``, ``item``),
+  so ``np.int64(7)`` and ``7`` are one argument, and an array a nested list (its shape kept);
 - any other ``Mapping``: an object of its items.
 
 Anything else raises ``TypeError``: the call cannot be judged and is allowed (fail open).
@@ -59,6 +61,17 @@ def json_default(value: Any, encode: Callable[[Any], str]) -> Any:
     pydantic = sys.modules.get("pydantic")  # never imported here: a model exists only once it is
     if pydantic is not None and isinstance(value, pydantic.BaseModel):
         return pydantic.BaseModel.model_dump(value, mode="json")
+    numpy = sys.modules.get("numpy")  # the same: never imported here
+    if numpy is not None and isinstance(value, numpy.ndarray | numpy.generic):
+        return _numpy_value(numpy, value)
     if isinstance(value, Mapping):
         return dict(value.items())
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _numpy_value(numpy: Any, value: Any) -> Any:
+    """A numpy array as nested lists, a scalar as its Python value (numpy's methods, not a
+    subclass's)."""
+    if isinstance(value, numpy.ndarray):
+        return numpy.ndarray.tolist(value)
+    return numpy.generic.item(value)
