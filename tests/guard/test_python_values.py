@@ -1,4 +1,5 @@
-"""Arguments and results that are Python values JSON has no type for: judged, not failed open."""
+"""Arguments and results that are Python values JSON has no type for (numpy's too): judged, not
+failed open."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections import OrderedDict
 from types import MappingProxyType
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -32,6 +34,11 @@ class LoudDate(datetime.date):
         raise AssertionError("the caller's override ran")
 
 
+class LoudArray(np.ndarray):
+    def tolist(self) -> Any:
+        raise AssertionError("the caller's override ran")
+
+
 VALUES = {
     "datetime": datetime.datetime(2024, 12, 3, 7, 50, 45),
     "date": datetime.date(2024, 12, 3),
@@ -46,6 +53,10 @@ VALUES = {
     "dataclass": Query("pricing", datetime.date(2024, 12, 3)),
     "mapping proxy": MappingProxyType({"a": 1}),
     "date subclass": LoudDate(2024, 12, 3),
+    "numpy array": np.array([[1.5, 2.0], [3.0, 4.25]]),
+    "numpy int64": np.int64(7),
+    "numpy bool_": np.bool_(True),
+    "numpy array subclass": np.arange(3).view(LoudArray),
 }
 
 
@@ -69,6 +80,11 @@ def test_a_call_holding_a_python_value_is_judged_as_any_call(make_guard: GuardFa
         (VALUES["dataclass"], '{"since":"2024-12-03","text":"pricing"}'),
         (VALUES["date subclass"], '"2024-12-03"'),
         (OrderedDict([("b", 1), ("a", {2})]), '{"a":[2],"b":1}'),
+        (VALUES["numpy array"], "[[1.5,2.0],[3.0,4.25]]"),  # nested lists: the shape is kept
+        (VALUES["numpy int64"], "7"),
+        (VALUES["numpy bool_"], "true"),
+        (VALUES["numpy array subclass"], "[0,1,2]"),
+        (np.array(["b", "a"]), '["b","a"]'),  # an array keeps its order: it is not a set
     ],
 )
 def test_each_value_is_written_as_one_json_value(value: Any, text: str) -> None:
@@ -87,6 +103,9 @@ def test_values_equal_for_the_tool_are_one_call_and_others_are_not() -> None:
     assert key(frozenset({1, 2})) == key({2, 1})
     assert key(datetime.date(2024, 12, 3)) != key(datetime.date(2024, 12, 4))
     assert key(b"a") != key(b"b")
+    assert key(np.array([1, 2, 3])) == key([1, 2, 3])  # numpy values are the Python values they hold
+    assert key(np.float64(0.5)) == key(0.5)
+    assert key(np.array([[1, 2], [3, 4]])) != key(np.array([1, 2, 3, 4]))
 
 
 @settings(max_examples=200, deadline=None)
@@ -101,7 +120,12 @@ def test_the_order_a_set_was_filled_in_never_matters(items: list[Any], random: A
 
 def test_a_result_holding_python_values_is_digested(make_guard: GuardFactory) -> None:
     guard = make_guard()
-    answer = {"status": "pending", "checked": VALUES["datetime"], "files": {"a.py", "b.py"}}
+    answer = {
+        "status": "pending",
+        "checked": VALUES["datetime"],
+        "files": {"a.py", "b.py"},
+        "load": np.zeros(2),
+    }
     assert [run(guard, "job_status", {"job": 7}, answer) for _ in range(7)] == [True] * 5 + [False, False]
     assert guard.stats()["fail_open"] == {}
 
