@@ -200,6 +200,20 @@ async def test_a_cancelled_acheck_applies_the_results_it_sent_and_holds_unsent_o
     await guard.aclose()
 
 
+async def test_an_acheck_cancelled_while_connecting_holds_its_results_again(own_redis: RedisServer) -> None:
+    """A check cancelled while its new connection waits for Redis's handshake wrote nothing:
+    its results are held again and count with the agent's next check, as when it waited for a
+    connection (the pool's one connection is busy with b's check, so a's opens a second)."""
+    store = {**_one_connection(own_redis), "max_connections": 2, "result_flush_delay": 30}
+    guard = Guard.from_config({"same_error": {"limit": 1}, "store": store})
+    await _cancel_carrying(guard, own_redis, True)
+    with redis.Redis(port=own_redis.port) as client:
+        assert client.hget(f"{store['prefix']}{{a}}:s", "puts") is None
+    assert (await guard.acheck("fetch", {"u": 3}, "a")).kind == "same_error"
+    assert guard.stats()["fail_open"] == {}
+    await guard.aclose()
+
+
 async def test_a_cancelled_aflush_holds_its_results_again(own_redis: RedisServer) -> None:
     """An ``aflush`` cancelled while it waits for a connection sends nothing and loses nothing:
     the next flush delivers the results, once."""

@@ -185,7 +185,7 @@ async def _aon_connection(
 ) -> Any:
     """``exchange`` on a connection of ``pool``, retried as the connection's ``retry`` says (as in
     ``run``: the connection connects on its first send). ``unsent`` hears of a cancellation
-    while waiting for the connection, before anything was written."""
+    while waiting for the connection or for Redis's handshake on it, before anything was written."""
     try:
         conn = await pool.get_connection()
     except asyncio.CancelledError:
@@ -193,6 +193,8 @@ async def _aon_connection(
             unsent()
         raise
     try:
+        if unsent is not None and not conn.is_connected:
+            await _connected(conn, unsent)
 
         async def fail(_: BaseException) -> None:
             await conn.disconnect()
@@ -200,6 +202,16 @@ async def _aon_connection(
         return await conn.retry.call_with_retry(lambda: _answered(conn, exchange(conn)), fail)
     finally:
         await pool.release(conn)
+
+
+async def _connected(conn: Any, unsent: Callable[[], None]) -> None:
+    """Connect ``conn`` before anything is written on it, so that ``unsent`` hears of a
+    cancellation meanwhile (a failure to connect raises, retried as redis-py's ``connect`` is)."""
+    try:
+        await conn.connect()
+    except asyncio.CancelledError:
+        unsent()
+        raise
 
 
 async def _acommand(conn: Any, args: tuple[Any, ...]) -> Any:
