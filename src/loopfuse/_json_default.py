@@ -14,6 +14,7 @@ class's method, never an override of a subclass (the caller's code does not run)
 - a pydantic model (when pydantic is loaded): what ``BaseModel.model_dump(mode="json")`` gives;
 - a numpy array or scalar (when numpy is loaded): the Python value it holds (``tolist``, ``item``),
   so ``np.int64(7)`` and ``7`` are one argument, and an array a nested list (its shape kept);
+  an array of more than 1,024 numbers: an object of its type, shape and data's SHA-256;
 - any other ``Mapping``: an object of its items.
 
 Anything else raises ``TypeError``: the call cannot be judged and is allowed (fail open).
@@ -25,6 +26,7 @@ import dataclasses
 import datetime
 import decimal
 import enum
+import hashlib
 import pathlib
 import sys
 import uuid
@@ -69,9 +71,17 @@ def json_default(value: Any, encode: Callable[[Any], str]) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
+_ARRAY_ITEMS = 1024  # an array with more items is written as a digest of its data
+
+
 def _numpy_value(numpy: Any, value: Any) -> Any:
     """A numpy array as nested lists, a scalar as its Python value (numpy's methods, not a
-    subclass's)."""
-    if isinstance(value, numpy.ndarray):
-        return numpy.ndarray.tolist(value)
-    return numpy.generic.item(value)
+    subclass's). An array of more than ``_ARRAY_ITEMS`` numbers is its type, shape and the
+    SHA-256 of its data instead: as Python values it would take some 30 times its memory."""
+    if not isinstance(value, numpy.ndarray):
+        return numpy.generic.item(value)
+    array = numpy.ndarray.view(value, numpy.ndarray)
+    if array.size <= _ARRAY_ITEMS or array.dtype.hasobject:
+        return array.tolist()
+    data = numpy.ascontiguousarray(array).data  # a copy only for a slice with gaps
+    return {"dtype": str(array.dtype), "sha256": hashlib.sha256(data).hexdigest(), "shape": list(array.shape)}

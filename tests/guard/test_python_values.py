@@ -108,6 +108,24 @@ def test_values_equal_for_the_tool_are_one_call_and_others_are_not() -> None:
     assert key(np.array([[1, 2], [3, 4]])) != key(np.array([1, 2, 3, 4]))
 
 
+def test_a_large_numpy_array_is_one_value_by_its_data() -> None:
+    """Past 1,024 items an array is its type, shape and data's digest (as Python values it
+    would take some 30 times its memory); a slice with gaps reads as its copy."""
+    data = np.arange(1_000_000, dtype=np.float64).reshape(1000, 1000)
+    changed = data.copy()
+    changed[500, 500] += 1
+
+    def key(value: Any) -> int | None:
+        call = CallKey.of("fit", {"x": value})
+        return None if call is None else call.key
+
+    assert key(data) == key(data.copy()) == key(data.view(LoudArray))
+    assert key(data) not in (key(changed), key(data.reshape(500, 2000)), key(data.astype(np.float32)))
+    assert key(data[:, ::2]) == key(np.ascontiguousarray(data[:, ::2]))
+    assert canonical_json(np.zeros(1025, dtype=np.int8)).startswith('{"dtype":"int8","sha256":"')
+    assert canonical_json(np.zeros(1024, dtype=np.int8)) == "[" + ",".join(["0"] * 1024) + "]"
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.one_of(st.integers(), st.text(max_size=5), st.dates()), unique=True, max_size=8), st.randoms()
