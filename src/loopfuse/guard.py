@@ -65,8 +65,8 @@ class Guard(InvalidTurns, ResultReporting, StoreLifecycle):
     ) -> None:
         """``store`` (a URL or a store object) and ``on_store_error`` ("allow" or "deny")
         override the ``[store]`` section; by default state lives in process (``memory://``).
-        ``breakers`` are your own, evaluated after the configured ones (in process only: the
-        Redis store raises ``ConfigError`` for a breaker it does not implement)."""
+        ``breakers`` are your own, evaluated after the configured ones (on Redis, those whose
+        class brings its Lua fragment, ``lua_file``: the store raises ``ConfigError`` for others)."""
         if not callable(clock):
             raise ConfigError(
                 f"clock = {clock!r} is not allowed: expected a function returning seconds (time.monotonic)"

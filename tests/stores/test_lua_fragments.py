@@ -1,6 +1,7 @@
 """Each breaker's Lua is one fragment (``stores/lua/breakers/<kind>.lua``): the Redis scripts of
 a guard hold only its breakers' fragments, read the state hash once, and a new breaker plugs in
-with its fragment and its registry line alone, ``decide.lua`` and ``observe.lua`` untouched."""
+with its fragment and its registry line alone, ``decide.lua`` and ``observe.lua`` untouched; your
+own breaker (``Guard(breakers=[...])``) with its ``lua_file`` and no registry line at all."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from loopfuse._state import AgentState, ToolResult
 from loopfuse.breakers import CallCap, CycleBreaker, SameErrorBreaker
 from loopfuse.breakers.registry import REGISTRY
 from loopfuse.decision import Denial
+from loopfuse.errors import ConfigError
 from loopfuse.stores.redis_scripts import ScriptSet, fragment_fields
 from tests.store_fixtures import RedisServer, unique_prefix
 
@@ -186,3 +188,93 @@ def test_a_new_breaker_runs_on_redis_with_its_fragment_alone(
     ]
     assert denied is not None and denied.rule == "toy.limit"
     assert "(toy: 2 times, limit 2)" in (denied.message or "")
+
+
+def toy_with_fragment(tmp_path: Path, lua: str = TOY_LUA) -> ToyBreaker:
+    """A toy breaker of a class of your own (no registry line) whose ``lua_file`` is ``lua``."""
+    path = tmp_path / "toy.lua"
+    path.write_text(lua, encoding="utf-8")
+    own = type("OwnToy", (ToyBreaker,), {"lua_file": path})
+    breaker: ToyBreaker = own(2)
+    return breaker
+
+
+@pytest.mark.parametrize("store", ["memory", "redis"])
+def test_your_own_breaker_with_its_fragment_runs_on_redis_unregistered(
+    tmp_path: Path, store: str, redis_server: RedisServer
+) -> None:
+    url = redis_server.url if store == "redis" else "memory://"
+    store_config = {"url": url, "prefix": unique_prefix()}
+    guard = Guard.from_config({**OFF, "store": store_config}, breakers=[toy_with_fragment(tmp_path)])
+    seen = []
+    for tool, ok in (("ls", False), ("rm", None), ("rm", None), ("ls", True), ("rm", None)):
+        decision = guard.check(tool, {"path": "/tmp"}, "agent")
+        seen.append((tool, decision.kind, decision.rule))
+        if decision.allowed and ok is not None:
+            guard.record_result(tool, {"path": "/tmp"}, "out", "agent", ok=ok)
+    guard.close()
+    assert seen == [
+        ("ls", None, ""),
+        ("rm", None, ""),  # one call since the last success
+        ("rm", "toy", "toy.limit"),  # two: denied, and not counted
+        ("ls", None, ""),
+        ("rm", None, ""),  # the success reset it
+    ]
+
+
+def test_your_own_breaker_without_a_fragment_is_refused_by_the_redis_store() -> None:
+    with pytest.raises(ConfigError, match=r"cannot evaluate the breaker\(s\) toy: .*lua_file"):
+        Guard(breakers=[ToyBreaker(2)], store="redis://127.0.0.1:1")
+
+
+def test_your_own_breaker_cannot_take_a_kind_the_library_runs(tmp_path: Path) -> None:
+    breaker = toy_with_fragment(tmp_path)
+    breaker.kind = "cycle"
+    with pytest.raises(ConfigError, match="the breaker kind 'cycle' is CycleBreaker's on the Redis store"):
+        Guard(breakers=[breaker], store="redis://127.0.0.1:1")
+
+
+@pytest.mark.parametrize(
+    ("lua", "says"),
+    [
+        (None, "No such file"),
+        (
+            TOY_LUA.replace("-- fields: toy:n\n", ""),
+            "uses the field 'toy:n' that no '-- fields:' line declares",
+        ),
+        (TOY_LUA.replace("-- ops: check record observe", "-- ops: record remember"), "names the op"),
+    ],
+    ids=["missing", "undeclared field", "unknown op"],
+)
+def test_a_fragment_the_store_cannot_load_is_a_config_error_naming_its_file(
+    tmp_path: Path, lua: str | None, says: str
+) -> None:
+    breaker = toy_with_fragment(tmp_path, lua or TOY_LUA)
+    path = tmp_path / "toy.lua"
+    if lua is None:
+        path.unlink()
+    with pytest.raises(
+        ConfigError, match=f"cannot load the Lua fragment\\(s\\) {re.escape(str(path))}: .*{says}"
+    ):
+        Guard(breakers=[breaker], store="redis://127.0.0.1:1")
+
+
+def test_lua_settings_that_are_not_integers_are_a_config_error(tmp_path: Path) -> None:
+    breaker = toy_with_fragment(tmp_path)
+    breaker.limit = "2"  # type: ignore[assignment]
+    with pytest.raises(
+        ConfigError, match=r"OwnToy.lua_settings\(\) = \('2',\) is not allowed: expected a tuple of integers"
+    ):
+        Guard(breakers=[breaker], store="redis://127.0.0.1:1")
+
+
+def test_a_lua_error_in_your_fragment_fails_open_with_redis_message_logged(
+    tmp_path: Path, redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    breaker = toy_with_fragment(tmp_path, TOY_LUA.replace("then return n", "then retrun n"))
+    store = {"url": redis_server.url, "prefix": unique_prefix()}
+    guard = Guard.from_config({**OFF, "store": store}, breakers=[breaker])
+    assert guard.check("rm", {"path": "/tmp"}, "agent").allowed
+    assert guard.stats()["fail_open"] == {"store": 1}
+    assert "Error compiling script" in caplog.text
+    guard.close()

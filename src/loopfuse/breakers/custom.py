@@ -7,6 +7,7 @@ An object that is not a breaker (no ``kind`` text, or no ``check``, ``record``, 
 and recording nothing: the configured breakers still judge every call. The registry's own
 classes, passed as your own, are used as they are (the Redis store evaluates them); one whose
 kind the guard already has is a ``ConfigError``, since breakers of one kind share an agent's state.
+On Redis yours run as their Lua fragment (``lua_file``): the store reads it off ``own_breaker``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ..errors import ConfigError
 from . import Breaker
 from .registry import REGISTRY
 
-__all__ = ["custom_breakers", "custom_messages"]
+__all__ = ["custom_breakers", "custom_messages", "own_breaker"]
 
 _OPS = ("check", "record", "refused", "observe")
 Failed = Callable[[str, Exception], None]
@@ -98,6 +99,11 @@ def _problem(breaker: Any) -> str | None:
     if missing:
         return f"an object without {', '.join(missing)}"
     return None if isinstance(kind, str) and kind else "an object without a `kind` text"
+
+
+def own_breaker(breaker: Breaker) -> Any:
+    """The object you passed for ``breaker`` (the guard holds yours contained)."""
+    return breaker._breaker if isinstance(breaker, _Contained) else breaker
 
 
 def _contained(breaker: Any, failed: Failed) -> Breaker:

@@ -32,6 +32,7 @@ from .._state import ToolResult
 from .._volatile import pair_key
 from ..breakers import Breaker, NearDuplicateBreaker, SameErrorBreaker, StallBreaker, WindowBreaker
 from ..breakers._rerun import rerun_key
+from ..breakers.custom import own_breaker
 from ..breakers.registry import REGISTRY
 from ..errors import ConfigError
 from .base import StoreSpec
@@ -87,15 +88,21 @@ INVALID_SCRIPT = _source("invalid")
 
 
 def supported_breakers(spec: StoreSpec) -> tuple[Breaker, ...]:
-    """``spec.breakers``, all of which the Redis store evaluates; ``ConfigError`` names any
-    breaker of another kind (a custom one)."""
-    unsupported = sorted({b.kind for b in (*spec.breakers, *spec.warners) if not _registered(b)})
+    """``spec.breakers``, all of which the Redis store evaluates: the registry's own, and your
+    own that bring their Lua fragment (``lua_file``); ``ConfigError`` names any other."""
+    breakers = tuple(own_breaker(b) for b in (*spec.breakers, *spec.warners))
+    unsupported = sorted({b.kind for b in breakers if not (_registered(b) or _own_fragment(b))})
     if unsupported:
         raise ConfigError(
-            f"the Redis store cannot evaluate the breaker(s) {', '.join(unsupported)}: "
-            f"it implements {', '.join(SUPPORTED_KINDS)}; disable them or use store='memory://'"
+            f"the Redis store cannot evaluate the breaker(s) {', '.join(unsupported)}: it implements "
+            f"{', '.join(SUPPORTED_KINDS)} and breakers whose class has lua = 'fragment', a lua_file, "
+            "lua_settings() and script_rule() (docs/breakers.md, 'Adding a breaker'); "
+            "disable them or use store='memory://'"
         )
-    return spec.breakers
+    _one_class_per_kind(breakers)
+    for breaker in breakers:
+        _check_settings(breaker)
+    return breakers[: len(spec.breakers)]
 
 
 def _registered(breaker: Breaker) -> bool:
@@ -104,13 +111,53 @@ def _registered(breaker: Breaker) -> bool:
     return cls is not None and cls.lua == "fragment" and type(breaker) is cls
 
 
+def _own_fragment(breaker: Breaker) -> bool:
+    """Whether ``breaker`` (your own) brings what the scripts need to run it."""
+    cls = type(breaker)
+    needs = (getattr(cls, "lua", None) == "fragment", getattr(cls, "lua_file", None) is not None)
+    return all(needs) and all(callable(getattr(breaker, m, None)) for m in ("lua_settings", "script_rule"))
+
+
+def _check_settings(breaker: Any) -> None:
+    """``ConfigError`` unless ``breaker.lua_settings()`` gives integers (the fragment's b[2]...)."""
+    try:
+        settings = tuple(breaker.lua_settings())
+    except Exception as exc:
+        settings = (exc,)
+    if not all(type(value) is int for value in settings):
+        raise ConfigError(
+            f"{type(breaker).__name__}.lua_settings() = {settings!r} is not allowed: "
+            "expected a tuple of integers (the fragment reads them as b[2], b[3], ...)"
+        )
+
+
+def _one_class_per_kind(breakers: tuple[Breaker, ...]) -> None:
+    """A kind is one Lua unit: ``ConfigError`` when two classes claim one."""
+    classes: dict[str, type[Any]] = dict(REGISTRY)
+    for breaker in breakers:
+        known = classes.setdefault(breaker.kind, type(breaker))
+        if known is not type(breaker):
+            raise ConfigError(
+                f"the breaker kind {breaker.kind!r} is {known.__name__}'s on the Redis store, "
+                f"not {type(breaker).__name__}'s: give your breaker a kind of its own"
+            )
+
+
 class ScriptSet:
     """The sources of both scripts for one guard, and the arguments of each round trip."""
 
     def __init__(
         self, breakers: tuple[Breaker, ...], window: int, ttl_ms: int, warners: tuple[Breaker, ...] = ()
     ) -> None:
-        self.decide, self.flush, self.library, self.functions = _assemble(breakers, warners, window, ttl_ms)
+        try:
+            self.decide, self.flush, self.library, self.functions = _assemble(
+                breakers, warners, window, ttl_ms
+            )
+        except (OSError, UnicodeDecodeError, ValueError) as exc:  # only your own fragments can fail
+            files = sorted({str(getattr(type(b), "lua_file", None)) for b in breakers if not _registered(b)})
+            raise ConfigError(
+                f"the Redis store cannot load the Lua fragment(s) {', '.join(files)}: {exc}"
+            ) from exc
         windows = [b for b in breakers if isinstance(b, WindowBreaker)]
         self._window = windows[0] if windows else None
         nears = [b for b in breakers if isinstance(b, NearDuplicateBreaker)]
@@ -185,7 +232,10 @@ class ScriptSet:
     def rule(self, kind: str, code: str, tool: str) -> str:
         """The configuration key of a denial from the script (as the breaker in process names it)."""
         breaker = self._by_kind.get(kind)
-        return breaker.script_rule(code, tool) if breaker is not None else ""
+        try:  # your own breaker's may raise: its denial stands, unnamed
+            return str(breaker.script_rule(code, tool)) if breaker is not None else ""
+        except Exception:
+            return ""
 
     def _window_limits(self, tool: str) -> tuple[int, int]:
         """The window limit for a call of ``tool`` without and with a known result."""
