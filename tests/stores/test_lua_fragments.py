@@ -278,3 +278,26 @@ def test_a_lua_error_in_your_fragment_fails_open_with_redis_message_logged(
     assert guard.stats()["fail_open"] == {"store": 1}
     assert "Error compiling script" in caplog.text
     guard.close()
+
+
+class Hostile(ToyBreaker):
+    """A breaker whose Redis methods raise when looked up."""
+
+    lua_file: ClassVar[Path | None] = Path("toy.lua")
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in ("lua_settings", "script_rule"):
+            raise RuntimeError("boom")
+        return super().__getattribute__(name)
+
+
+def test_a_breaker_whose_attributes_raise_is_refused_by_the_redis_store() -> None:
+    with pytest.raises(ConfigError, match=r"cannot evaluate the breaker\(s\) toy"):
+        Guard(breakers=[Hostile(2)], store="redis://127.0.0.1:1")
+
+
+def test_a_lua_file_that_is_not_a_path_is_a_config_error(tmp_path: Path) -> None:
+    breaker = toy_with_fragment(tmp_path)
+    type(breaker).lua_file = 42  # type: ignore[assignment]  # (a class of this test's own)
+    with pytest.raises(ConfigError, match="cannot load the Lua fragment"):
+        Guard(breakers=[breaker], store="redis://127.0.0.1:1")

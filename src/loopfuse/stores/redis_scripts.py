@@ -114,8 +114,13 @@ def _registered(breaker: Breaker) -> bool:
 def _own_fragment(breaker: Breaker) -> bool:
     """Whether ``breaker`` (your own) brings what the scripts need to run it."""
     cls = type(breaker)
-    needs = (getattr(cls, "lua", None) == "fragment", getattr(cls, "lua_file", None) is not None)
-    return all(needs) and all(callable(getattr(breaker, m, None)) for m in ("lua_settings", "script_rule"))
+    try:
+        needs = (getattr(cls, "lua", None) == "fragment", getattr(cls, "lua_file", None) is not None)
+        return all(needs) and all(
+            callable(getattr(breaker, m, None)) for m in ("lua_settings", "script_rule")
+        )
+    except Exception:  # attributes that raise: not a breaker the scripts can run
+        return False
 
 
 def _check_settings(breaker: Any) -> None:
@@ -153,7 +158,7 @@ class ScriptSet:
             self.decide, self.flush, self.library, self.functions = _assemble(
                 breakers, warners, window, ttl_ms
             )
-        except (OSError, UnicodeDecodeError, ValueError) as exc:  # only your own fragments can fail
+        except (OSError, TypeError, ValueError) as exc:  # only your own fragments can fail
             files = sorted({str(getattr(type(b), "lua_file", None)) for b in breakers if not _registered(b)})
             raise ConfigError(
                 f"the Redis store cannot load the Lua fragment(s) {', '.join(files)}: {exc}"
