@@ -6,7 +6,8 @@
 Each row runs the ``bench/peers.py`` stream under callgrind twice (500 and 1,500 calls,
 ``PYTHONHASHSEED=0``) and prints the difference per call, so start-up costs drop out, with
 its ratio to the floor (``json.dumps(sort_keys=True)`` + ``sha256``) of the same run. The
-two "reporting" rows count inside one half of a tool call of a host that reports results
+tool call row reports results without ``ok``, the next one with ``ok=True``, as the adapters
+do (which the re-run rules read). The two "reporting" rows count inside one half of a tool call of a host that reports results
 only (callgrind collects inside ``map``, which runs that half). Needs valgrind; the
 agent-watchdog row needs ``pip install agent-watchdog`` and is skipped without it.
 """
@@ -31,6 +32,7 @@ ROWS = {
     "check": "loopfuse check, every default breaker",
     "check_pure": "the same without orjson",
     "tool_call": "loopfuse check + record_result (~200 B result)",
+    "tool_call_ok": "the same, ok=True (as the adapters report)",
     "reporting_check": "a reporting host's check",
     "reporting_result": "its record_result",
 }
@@ -73,10 +75,14 @@ def child(row: str, calls: int) -> None:
     def report(args: dict[str, Any]) -> object:
         return guard.record_result("search", args, result_of(args), "agent")
 
+    def report_ok(args: dict[str, Any]) -> object:
+        return guard.record_result("search", args, result_of(args), "agent", ok=True)
+
     halves: dict[str, tuple[Callable[[dict[str, Any]], object], ...]] = {
         "check": (check,),
         "check_pure": (check,),
         "tool_call": (check, report),
+        "tool_call_ok": (check, report_ok),
         "reporting_check": (lambda args: list(map(check, [args])), report),
         "reporting_result": (check, lambda args: list(map(report, [args]))),
     }

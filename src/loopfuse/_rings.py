@@ -143,6 +143,16 @@ class RecentDigests:
             at = _newest(keys, entry, split, len(keys))
         return None if at < 0 else int.from_bytes(self._digests[at : at + 8])
 
+    def holds(self, key: int) -> bool:
+        """Whether ``key`` was updated lately (``get`` is not None), without reading its digest."""
+        if self._table is not None:
+            return self._table.get(key) is not None
+        keys, entry = self._keys, key.to_bytes(8)
+        at = keys.find(entry)
+        while at > 0 and at & 7:  # a match across two entries: look further on
+            at = keys.find(entry, at + 1)
+        return at >= 0
+
     def put(self, key: int, digest: int) -> None:
         """Set ``key``'s digest; a key not updated in the last ``size`` updates reads as absent."""
         if self._table is not None:
@@ -167,8 +177,11 @@ class RecentKeys:
         self._size, self._added, self._ring = size, 0, bytearray()
 
     def __contains__(self, key: int) -> bool:
-        ring = self._ring
-        return _newest(ring, key.to_bytes(8), 0, len(ring)) >= 0
+        ring, entry = self._ring, key.to_bytes(8)
+        at = ring.find(entry)
+        while at > 0 and at & 7:  # a match across two entries: look further on
+            at = ring.find(entry, at + 1)
+        return at >= 0
 
     def add(self, key: int) -> None:
         at = (self._added % self._size) << 3

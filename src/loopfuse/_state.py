@@ -119,7 +119,7 @@ class AgentResults(ResultBook):
     def found(self, key: int, digest: int) -> bool:
         """Whether the result ``digest`` of ``key`` is a finding: a call the agent has no
         recent result of, answering what none of its last results did (before ``settled``)."""
-        return self.last.get(key) is None and digest not in self.recent
+        return digest not in self.recent and not self.last.holds(key)  # the shorter search first
 
 
 _PENDING = 32

@@ -25,7 +25,7 @@ from tests.store_fixtures import require_redis_server
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
-INSTRUCTION_ROWS = ["floor", "watchdog", "one_function", "check", "check_pure", "tool_call"]
+INSTRUCTION_ROWS = ["floor", "watchdog", "one_function", "check", "check_pure", "tool_call", "tool_call_ok"]
 INSTRUCTION_ROWS += [
     f"reporting_{half}{off}" for half in ("check", "result") for off in ("", "-without:stall")
 ]

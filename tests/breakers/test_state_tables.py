@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loopfuse._rings import SCAN_MAX
+from loopfuse._rings import SCAN_MAX, RecentKeys
 from loopfuse._state import CountingWindow, RecentDigests
 
 # Keys of bytes 0 and 1 only: they share their low bits (probing, deletion) and two entries
@@ -56,7 +56,18 @@ def test_recent_digests_keep_each_key_for_its_last_size_updates(
         latest[KEYS[key - 1]] = (digest, n)
         alive = {k: d for k, (d, at) in latest.items() if at > n - size}
         assert all(table.get(k) == alive.get(k) for k in KEYS)
+        assert all(table.holds(k) == (k in alive) for k in KEYS)
         assert len(table) == len(alive)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from([1, 2, 3, 7, 16]), st.lists(st.integers(1, 12), max_size=60))
+def test_recent_keys_hold_the_last_size_keys_added(size: int, added: list[int]) -> None:
+    recent = RecentKeys(size)
+    for n, key in enumerate(added, start=1):
+        recent.add(KEYS[key - 1])
+        last = {KEYS[k - 1] for k in added[max(0, n - size) : n]}
+        assert all((k in recent) == (k in last) for k in KEYS)
 
 
 @pytest.mark.parametrize("size", [50, SCAN_MAX + 50])

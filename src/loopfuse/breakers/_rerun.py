@@ -55,7 +55,10 @@ def settle(
     if not window.holds(index):
         return edited
     succeeded = ok is True
-    news = (edit and ok is not False) or (fresh and succeeded)
+    if fresh and succeeded:  # no result of the call lately, so no entry of its pair to search for
+        window.replace(index, pair)
+        return max(edited, index)
+    news = edit and ok is not False
     if not news and not (succeeded and edited >= 0):
         window.replace(index, pair)  # neither news nor a re-run it could be: no search
         return edited

@@ -185,7 +185,7 @@ class NearDuplicateBreaker:
         index = mine.book.take_pending(near)
         if index is not None:
             pair, edit = pair_key(near, result.digest), call.tool in self.edit_tools
-            fresh = result.ok is True and not edit and mine.book.last.get(near) is None
+            fresh = result.ok is True and not edit and not mine.book.last.holds(near)
             fresh = fresh and result.digest not in state.results.recent
             mine.edited = settle(mine.window, mine.edited, index, pair, result.ok, edit, fresh)
         mine.book.remember(near, result.digest)

@@ -116,7 +116,8 @@ end
 -- call that returned this result before, succeeded now (`succeeded`: the host said ok), with
 -- something new since.
 local function settled_entry(ring, index, pushed, bound, pair, rerun, x, edited, fresh)
-  local news = (x.edit and not x.failed) or (fresh and x.succeeded)
+  if fresh and x.succeeded then return pair, math.max(edited, index) end  -- (as _rerun.py)
+  local news = x.edit and not x.failed
   if not news and not (x.succeeded and edited >= 0) then return pair, edited end
   local previous = newest_before(ring, rerun, index, pushed, bound, newest_before(ring, pair, index, pushed, bound, -1))
   if previous < 0 then

@@ -44,7 +44,7 @@ local RECENT_RESULTS = 16  -- _state.py
 -- Whether `r`'s result is a finding (AgentResults.found): a call with no recent result (`lr`),
 -- answering what none of the agent's last results did.
 local function found(r)
-  return not find_record(F.lr or '', r.key, 16) and not find_record(F.ld or '', r.result, 8)
+  return not find_record(F.ld or '', r.result, 8) and not find_record(F.lr or '', r.key, 16)
 end
 
 -- The state is written, and its expiry refreshed, once per round trip, after (flush.lua, decide.lua).
