@@ -55,7 +55,9 @@ def settle(
     if not window.holds(index):
         return edited
     succeeded = ok is True
-    if fresh and succeeded:  # no result of the call lately, so no entry of its pair to search for
+    # No result of the call lately, so no entry of its pair to search for (short of results
+    # arriving out of order past the window's length: the entry then counts, as a pair).
+    if fresh and succeeded:
         window.replace(index, pair)
         return max(edited, index)
     news = edit and ok is not False
