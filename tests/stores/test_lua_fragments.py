@@ -301,3 +301,19 @@ def test_a_lua_file_that_is_not_a_path_is_a_config_error(tmp_path: Path) -> None
     type(breaker).lua_file = 42  # type: ignore[assignment]  # (a class of this test's own)
     with pytest.raises(ConfigError, match="cannot load the Lua fragment"):
         Guard(breakers=[breaker], store="redis://127.0.0.1:1")
+
+
+def test_a_script_rule_that_raises_leaves_the_denial_standing_unnamed(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    breaker = toy_with_fragment(tmp_path)
+
+    def script_rule(code: str, tool: str) -> str:
+        raise RuntimeError("boom")
+
+    type(breaker).script_rule = staticmethod(script_rule)  # type: ignore[assignment]
+    store = {"url": redis_server.url, "prefix": unique_prefix()}
+    guard = Guard.from_config({**OFF, "store": store}, breakers=[breaker])
+    decisions = [guard.check("rm", {"path": "/tmp"}, "agent") for _ in range(3)]
+    guard.close()
+    assert [(d.kind, d.rule) for d in decisions] == [(None, ""), (None, ""), ("toy", "")]
