@@ -147,11 +147,7 @@ class RecentDigests:
         """Whether ``key`` was updated lately (``get`` is not None), without reading its digest."""
         if self._table is not None:
             return self._table.get(key) is not None
-        keys, entry = self._keys, key.to_bytes(8)
-        at = keys.find(entry)
-        while at > 0 and at & 7:  # a match across two entries: look further on
-            at = keys.find(entry, at + 1)
-        return at >= 0
+        return _holds(self._keys, key.to_bytes(8))
 
     def put(self, key: int, digest: int) -> None:
         """Set ``key``'s digest; a key not updated in the last ``size`` updates reads as absent."""
@@ -177,16 +173,20 @@ class RecentKeys:
         self._size, self._added, self._ring = size, 0, bytearray()
 
     def __contains__(self, key: int) -> bool:
-        ring, entry = self._ring, key.to_bytes(8)
-        at = ring.find(entry)
-        while at > 0 and at & 7:  # a match across two entries: look further on
-            at = ring.find(entry, at + 1)
-        return at >= 0
+        return _holds(self._ring, key.to_bytes(8))
 
     def add(self, key: int) -> None:
         at = (self._added % self._size) << 3
         self._added += 1
         self._ring[at : at + 8] = key.to_bytes(8)
+
+
+def _holds(ring: bytearray, entry: bytes) -> bool:
+    """Whether ``ring`` has an 8-byte entry equal to ``entry``."""
+    at = ring.find(entry)
+    while at > 0 and at & 7:  # a match across two entries: look further on
+        at = ring.find(entry, at + 1)
+    return at >= 0
 
 
 def _newest(ring: bytearray, entry: bytes, start: int, end: int) -> int:

@@ -48,19 +48,18 @@ def settle(
 ) -> int:
     """Re-key the ``index``-th entry of ``window`` now that its result's ``pair`` key is known,
     if it is still in the window, and return ``edited`` after it: the index of the newest
-    successful call of an edit tool (``edit``), or call not made lately (``fresh``), whose call and
-    result were new to the window. The entry becomes the pair key, or the re-run key when the
+    successful call of an edit tool (``edit``), or successful call not made lately (``fresh``, ``ok``
+    true), whose call and result were new to the window. The entry becomes the pair key, or the re-run key when the
     call returned this result before, succeeded now (``ok`` true: a result the host did not call a
     success or a failure could be the same failure again) and something new came since."""
     if not window.holds(index):
         return edited
-    succeeded = ok is True
-    # No result of the call lately, so no entry of its pair to search for (short of results
-    # arriving out of order past the window's length: the entry then counts, as a pair).
-    if fresh and succeeded:
+    # A finding (a success) has no result of its call lately, so no entry of its pair to search
+    # for (short of results arriving out of order past the window's length: it counts, as a pair).
+    if fresh:
         window.replace(index, pair)
         return max(edited, index)
-    news = edit and ok is not False
+    news, succeeded = edit and ok is not False, ok is True
     if not news and not (succeeded and edited >= 0):
         window.replace(index, pair)  # neither news nor a re-run it could be: no search
         return edited

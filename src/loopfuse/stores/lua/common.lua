@@ -110,13 +110,20 @@ local function newest_before(ring, entry, index, pushed, bound, newest)
   end
 end
 
+-- Whether `result`, of the call `key` of `records` (records of `width` bytes, starting with a
+-- key: lr, nl), is a finding: a call with no recent result, answering what none of the agent's
+-- last results did (ld, observe.lua; AgentResults.found).
+local function finding(records, key, width, result)
+  return not find_record(F.ld or '', result, 8) and not find_record(records, key, width)
+end
+
 -- The entry for the `index`-th call of `ring` now that its result's `pair` key is known, and
 -- `edited` after it (breakers/_rerun.py: the index of the newest successful call of an edit tool,
 -- `edit`, or call not made lately, `fresh`, new to the ring): the pair key, or `rerun` for a
 -- call that returned this result before, succeeded now (`succeeded`: the host said ok), with
 -- something new since.
 local function settled_entry(ring, index, pushed, bound, pair, rerun, x, edited, fresh)
-  if fresh and x.succeeded then return pair, math.max(edited, index) end  -- (as _rerun.py)
+  if fresh then return pair, math.max(edited, index) end  -- (a success: as _rerun.py)
   local news = x.edit and not x.failed
   if not news and not (x.succeeded and edited >= 0) then return pair, edited end
   local previous = newest_before(ring, rerun, index, pushed, bound, newest_before(ring, pair, index, pushed, bound, -1))

@@ -41,12 +41,6 @@ end
 
 local RECENT_RESULTS = 16  -- _state.py
 
--- Whether `r`'s result is a finding (AgentResults.found): a call with no recent result (`lr`),
--- answering what none of the agent's last results did.
-local function found(r)
-  return not find_record(F.ld or '', r.result, 8) and not find_record(F.lr or '', r.key, 16)
-end
-
 -- The state is written, and its expiry refreshed, once per round trip, after (flush.lua, decide.lua).
 local function observe(arg)
   local n = string.byte(arg, 67)
@@ -59,7 +53,7 @@ local function observe(arg)
     calls = tonumber(F.calls) or 0, puts = tonumber(F.puts) or 0,
   }
   r.index = awaited_entry(r.key, r.calls)
-  r.found = r.index and r.succeeded and not r.edit and found(r)
+  r.found = r.index and r.succeeded and not r.edit and finding(F.lr or '', r.key, 16, r.result)
   if not r.index then  -- (before the first result, another call's than the newest: see _state.py)
     if r.puts == 0 then put('puts', 1) end
     return 0

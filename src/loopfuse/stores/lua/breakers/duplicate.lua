@@ -13,7 +13,7 @@
 --        returned the same result before it is entered as its re-run key, which no limit counts
 --        (breakers/_rerun.py)
 -- and it reads the latest result of each recent call key (lr: observe.lua keeps it).
--- fields: w pos rk rl rs rr lr ld dn
+-- fields: w pos rk rl rs rr lr dn
 -- ops: check record observe
 
 UNITS['duplicate'] = function(op, b, x)

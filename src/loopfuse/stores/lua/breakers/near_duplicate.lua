@@ -10,7 +10,7 @@
 --       near key and the pair key of it and its result, the newest first (as lr, observe.lua)
 --   nn  the index of its newest successful edit, or call with no recent result (nl) answering what
 --       none of the agent's last results did (ld, observe.lua), new to it (as dn, duplicate.lua)
--- fields: nw np npend nl nn ld
+-- fields: nw np npend nl nn
 -- ops: check record observe
 
 UNITS['near_duplicate'] = function(op, b, x)
@@ -55,8 +55,7 @@ UNITS['near_duplicate'] = function(op, b, x)
       local age = pushed - 1 - index
       if age >= 0 and age < math.min(pushed, b[2]) then
         local ring, edited = F.nw or '', tonumber(F.nn) or -1
-        local fresh = x.succeeded and not x.edit and not find_record(F.nl or '', near, 16)  -- no recent result
-        fresh = fresh and not find_record(F.ld or '', x.result, 8)
+        local fresh = x.succeeded and not x.edit and finding(F.nl or '', near, 16, x.result)
         local entry, now = settled_entry(ring, index, pushed, b[2], x.near_pair, x.near_rerun, x, edited, fresh)
         put('nw', ring_set(ring, index % b[2], entry))
         put('nn', now, edited)
