@@ -70,11 +70,44 @@ def main_then_subagent(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 @pytest.mark.parametrize(("share", "runs"), [(False, 4), (True, 2)])
 @pytest.mark.slow
 async def test_subagents_get_their_own_state_unless_shared(share: bool, runs: int) -> None:
-    hooks = loopfuse_hooks(strict_guard(), share_subagents=share)
-    run = await run_claude(main_then_subagent, hooks, with_subagent=True)
+    guard = strict_guard()
+    run = await run_claude(
+        main_then_subagent, loopfuse_hooks(guard, share_subagents=share), with_subagent=True
+    )
 
     assert len(run.tool_runs) == runs
     assert run.tool_runs == [{"q": "same"}] * runs
+    assert guard.stats()["agents"] == 1  # the main agent's: the sub-agent's went when it stopped
+
+
+@pytest.mark.slow
+async def test_a_subagents_state_goes_when_it_stops() -> None:
+    guard = strict_guard()
+    await run_claude(main_then_subagent, loopfuse_hooks(guard, share_session=True), with_subagent=True)
+
+    assert guard.stats()["agents"] == 1  # the session's; the sub-agent's went with its SubagentStop
+
+
+def last_user_text(messages: list[dict[str, Any]]) -> str:
+    return first_user_text([next(m for m in reversed(messages) if m["role"] == "user")])
+
+
+def again_after_the_subagent(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """main_then_subagent, then the main agent's same call once more when the CLI tells it the
+    background sub-agent finished."""
+    if "<task-notification>" in last_user_text(messages) and "SUBTASK" not in first_user_text(messages):
+        return call(q="same") if len(tool_results(messages)) == 3 else say("done")
+    return main_then_subagent(messages)
+
+
+@pytest.mark.slow
+async def test_a_background_subagent_ending_does_not_start_a_new_task() -> None:
+    """The CLI tells the main agent a background sub-agent ended with a ``<task-notification>``
+    prompt: the main agent's task goes on, so its third identical call is refused."""
+    run = await run_claude(again_after_the_subagent, loopfuse_hooks(strict_guard()), with_subagent=True)
+
+    assert run.tool_runs == [{"q": "same"}] * 4  # the main agent's 2, the sub-agent's 2
+    assert "loopfuse refused" in str(run.results_seen_by_model()[-1]["content"])
 
 
 def twice_per_prompt(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -8,9 +8,10 @@ The ``PreToolUse`` hook denies a repeated call with ``permissionDecision: "deny"
 CLI hands the model the reason as the tool's error result. State is scoped to the task the
 session is on: each prompt the user submits (a ``UserPromptSubmit`` hook) starts a new one,
 named ``<session id>#<process token>-<n>``, and the previous task's state goes (pass
-``share_session=True`` for one state per session id). Inside a
-sub-agent the scope adds the sub-agent's ``agent_id`` (``share_subagents=True`` gives a task's
-sub-agents one shared state). Once an
+``share_session=True`` for one state per session id). The notice the CLI sends as a prompt when
+a background sub-agent ends (``<task-notification>``) continues the task. Inside a sub-agent the
+scope adds the sub-agent's ``agent_id``, and its state goes when it stops (a ``SubagentStop``
+hook); ``share_subagents=True`` gives a task's sub-agents the main agent's state. Once an
 agent escalates, the hook also answers ``continue: false`` with a ``stopReason`` (and a
 ``systemMessage``, which the SDK streams as a ``SystemMessage``) naming the loop: the CLI
 ends the run with ``terminal_reason == "hook_stopped"``. ``PostToolUse`` and
@@ -64,6 +65,8 @@ def loopfuse_hooks(
     }
     if not share_session:
         hooks["UserPromptSubmit"] = [HookMatcher(hooks=[_prompt_submitted(guard, tasks)])]
+    if not share_subagents:
+        hooks["SubagentStop"] = [HookMatcher(hooks=[_subagent_stopped(guard, tasks)])]
     return hooks
 
 
@@ -114,14 +117,29 @@ class _Tasks:
         return ended
 
 
+_NOTIFICATION = "<task-notification>"  # the CLI's prompt when a background sub-agent ends
+
+
 def _prompt_submitted(guard: Guard, tasks: _Tasks) -> Hook:
     async def loopfuse_user_prompt_submit(
         hook_input: Any, tool_use_id: str | None, context: Any
     ) -> dict[str, Any]:
-        await guard.aforget(tasks.next_prompt(hook_input))
+        if not str(hook_input.get("prompt", "")).lstrip().startswith(_NOTIFICATION):
+            await guard.aforget(tasks.next_prompt(hook_input))
         return {}
 
     return loopfuse_user_prompt_submit
+
+
+def _subagent_stopped(guard: Guard, tasks: _Tasks) -> Hook:
+    async def loopfuse_subagent_stop(
+        hook_input: Any, tool_use_id: str | None, context: Any
+    ) -> dict[str, Any]:
+        if hook_input.get("agent_id"):
+            await guard.aforget(tasks.scope(hook_input))
+        return {}
+
+    return loopfuse_subagent_stop
 
 
 def _pre_tool_use(guard: Guard, tasks: _Tasks, warnings: PendingWarnings) -> Hook:
