@@ -168,3 +168,26 @@ async def test_claude_code_builtin_exempt_tools_are_not_counted() -> None:
     denied = cast(SyncHookJSONOutput, bash_answers[2])
     specific = cast(PreToolUseHookSpecificOutput, denied["hookSpecificOutput"])
     assert specific["permissionDecision"] == "deny"
+
+
+async def test_a_background_subagent_keeps_its_state_when_the_user_prompts_again() -> None:
+    """A sub-agent still running in the background when the user submits the next prompt stays
+    in the task it started in: its third identical call is refused, and its state goes when it stops."""
+    guard = strict_guard()
+    hooks = loopfuse_hooks(guard)
+    prompt, pre = hooks["UserPromptSubmit"][0].hooks[0], hooks["PreToolUse"][0].hooks[0]
+    stop = hooks["SubagentStop"][0].hooks[0]
+    context: Any = {"signal": None}
+    sub: Any = {**recorded_input("Bash", {"command": "ls"}), "agent_id": "a1", "agent_type": "helper"}
+    first: Any = {"session_id": "5d119955", "hook_event_name": "UserPromptSubmit", "prompt": "a"}
+    second: Any = {**first, "prompt": "b"}
+    stopped: Any = {**sub, "hook_event_name": "SubagentStop"}
+
+    await prompt(first, None, context)
+    answers = [await pre(sub, "toolu_01", context) for _ in range(2)]
+    await prompt(second, None, context)
+    answers.append(await pre(sub, "toolu_01", context))
+    await stop(stopped, None, context)
+
+    assert [a == {} for a in answers] == [True, True, False]
+    assert guard.stats()["agents"] == 0

@@ -91,16 +91,41 @@ _SESSIONS = 10_000  # sessions whose task is remembered; the oldest go first
 
 
 class _Tasks:
-    """The task each session is on: the count of prompts submitted in it, in this process."""
+    """The task each session is on: the count of prompts submitted in it, in this process; and
+    the task each running sub-agent started in (a background one runs on into the next)."""
 
     def __init__(self, share_subagents: bool) -> None:
         self.share_subagents = share_subagents
         self._prompts: dict[str, int] = {}
+        self._subagents: dict[tuple[str, str], str] = {}
         self._lock = threading.Lock()
 
     def scope(self, hook_input: Any) -> str:
-        """``scope_of`` with the session's current task in place of the session id."""
-        return _within(self._task(_session(hook_input)), hook_input, self.share_subagents)
+        """``scope_of`` with the task in place of the session id: the session's current task,
+        or the one a sub-agent started in."""
+        session, agent_id = _session(hook_input), hook_input.get("agent_id")
+        if not agent_id or self.share_subagents:
+            return self._task(session)
+        return f"{self._started_in(session, str(agent_id))}/{agent_id}"
+
+    def _started_in(self, session: str, agent_id: str) -> str:
+        task = self._subagents.get((session, agent_id))
+        if task is None:
+            with self._lock:
+                task = self._subagents.setdefault((session, agent_id), self._task(session))
+                if len(self._subagents) > _SESSIONS:
+                    self._subagents.pop(next(iter(self._subagents)))
+        return task
+
+    def stopped(self, hook_input: Any) -> str | None:
+        """The scope of the sub-agent that stopped, no longer remembered; None for no sub-agent."""
+        agent_id = hook_input.get("agent_id")
+        if not agent_id:
+            return None
+        scope = self.scope(hook_input)
+        with self._lock:
+            self._subagents.pop((_session(hook_input), str(agent_id)), None)
+        return scope
 
     def _task(self, session: str) -> str:
         prompts = self._prompts.get(session)
@@ -135,8 +160,9 @@ def _subagent_stopped(guard: Guard, tasks: _Tasks) -> Hook:
     async def loopfuse_subagent_stop(
         hook_input: Any, tool_use_id: str | None, context: Any
     ) -> dict[str, Any]:
-        if hook_input.get("agent_id"):
-            await guard.aforget(tasks.scope(hook_input))
+        scope = tasks.stopped(hook_input)
+        if scope is not None:
+            await guard.aforget(scope)
         return {}
 
     return loopfuse_subagent_stop
