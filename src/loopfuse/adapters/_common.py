@@ -105,6 +105,10 @@ class PendingCalls(Generic[T]):
         with self._lock:
             return self._waiting.pop(call, None)
 
+    def get(self, call: Hashable) -> T | None:
+        """The value kept for ``call``, left in place."""
+        return self._waiting.get(call) if self._waiting else None
+
 
 class PendingWarnings(PendingCalls[str]):
     """The warnings of allowed calls waiting for their result; calls without one are not kept."""

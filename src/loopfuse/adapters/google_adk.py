@@ -14,6 +14,9 @@ own state (``share_subagents=True`` lets one invocation's agents share it). Once
 escalates, the callback ends the invocation the ADK way (``end_invocation``, with
 ``escalate`` and ``skip_summarization`` on the response event, so no further model call
 is made) and the final function response names the loop under ``"loopfuse_stopped"``.
+ADK ends only that agent's run that way (a ``SequentialAgent`` would go on to its next agent),
+so the plugin also answers every later agent of the invocation with the stop text in place of
+running it.
 
 A call of a tool that does not exist reaches the before-tool callback with ADK's stand-in
 tool: it is reported as an invalid turn (``Guard.note_invalid``), not checked as a call. ADK
@@ -37,6 +40,7 @@ require("google.adk", "google-adk")
 
 from google.adk.plugins.base_plugin import BasePlugin  # noqa: E402
 from google.adk.tools.base_tool import BaseTool  # noqa: E402
+from google.genai import types  # noqa: E402
 
 if TYPE_CHECKING:
     from ..decision import Decision
@@ -62,11 +66,18 @@ class _Gate:
         self._limit = HostLimit(guard, "Google ADK")
         self._warnings = PendingWarnings()
         self._runs = _RunScopes()
+        self._stops: PendingCalls[str] = PendingCalls()  # invocation id -> the stop's text
 
     async def forget_run(self, invocation_id: str) -> None:
         """Drop the state of every agent of a finished invocation."""
+        self._stops.pop(invocation_id)
         for scope in self._runs.pop(invocation_id):
             await self.guard.aforget(scope)
+
+    def stop_content(self, invocation_id: str) -> types.Content | None:
+        """What answers an agent or model call of a stopped invocation; None for any other."""
+        text = self._stops.get(invocation_id)
+        return None if text is None else types.Content(role="model", parts=[types.Part(text=text)])
 
     async def before(self, tool: Any, args: dict[str, Any], tool_context: Any) -> dict[str, Any] | None:
         agent = scope_of(tool_context, self.share_subagents)
@@ -114,7 +125,9 @@ class _Gate:
         tool_context.get_invocation_context().end_invocation = True
         tool_context.actions.escalate = True
         tool_context.actions.skip_summarization = True
-        return {"error": decision.message, "loopfuse_stopped": str(stop_error(self.guard, decision, agent))}
+        stopped = str(stop_error(self.guard, decision, agent))
+        self._stops.put(tool_context.invocation_id, stopped)
+        return {"error": decision.message, "loopfuse_stopped": stopped}
 
 
 class LoopfusePlugin(BasePlugin):
@@ -139,6 +152,10 @@ class LoopfusePlugin(BasePlugin):
     ) -> dict[str, Any] | None:
         await self._gate.after(tool, tool_args, tool_context, error, ok=False)  # its type and text
         return None
+
+    async def before_agent_callback(self, *, agent: Any, callback_context: Any) -> types.Content | None:
+        """An agent of a stopped invocation does not run: the stop's text answers for it."""
+        return self._gate.stop_content(callback_context.invocation_id)
 
     async def after_run_callback(self, *, invocation_context: Any) -> None:
         """The invocation ended: its agents' state goes."""
