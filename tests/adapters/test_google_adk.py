@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("google.adk")
 
-from google.adk.agents import LlmAgent
+from google.adk.agents import BaseAgent, LlmAgent
 from google.adk.apps import App
 from google.adk.events import Event
 from google.adk.models.base_llm import BaseLlm
@@ -67,7 +67,7 @@ class Probe:
         return probe
 
 
-async def run(agent: LlmAgent, plugins: list[Any]) -> list[Event]:
+async def run(agent: BaseAgent, plugins: list[Any]) -> list[Event]:
     runner = InMemoryRunner(app=App(name="loopfuse_test", root_agent=agent, plugins=plugins))
     session = await runner.session_service.create_session(app_name=runner.app_name, user_id="u")
     message = types.Content(role="user", parts=[say("go")])
