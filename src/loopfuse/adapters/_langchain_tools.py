@@ -38,7 +38,7 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.tools import BaseTool
-from langgraph.errors import GraphBubbleUp
+from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE, ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
@@ -47,7 +47,7 @@ from pydantic import BaseModel, ValidationError
 from ..decision import Decision
 from ..errors import LoopAbortedError
 from ..guard import Guard
-from ._common import HostLimit, stop_error, stopped_text, with_warning
+from ._common import HostLimit, PendingCalls, stop_error, stopped_text, with_warning
 from ._langchain_scopes import finished_run_scope, scope_of
 
 __all__ = ["LoopfuseMiddleware"]
@@ -81,6 +81,7 @@ class LoopfuseMiddleware(AgentMiddleware):
         self._limit = HostLimit(guard, "LangGraph")
         self._schemas = _Schemas()
         self._in_agent = False  # create_agent runs this middleware's before_model each turn
+        self._paused: PendingCalls[Decision] = PendingCalls()  # (scope, call id): awaiting a human
 
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]
@@ -92,13 +93,16 @@ class LoopfuseMiddleware(AgentMiddleware):
         if self._schemas.rejects(request.tool, args):
             invalid = self.guard.note_invalid(agent, reason="arguments rejected by the tool's schema")
             return handler(request) if invalid.allowed else self._refusal(request, invalid, agent)
-        decision = self.guard.check(tool, args, agent, round=round_of(request))
+        decision = self._paused.pop((agent, request.tool_call["id"]))
+        if decision is None:
+            decision = self.guard.check(tool, args, agent, round=round_of(request))
         if not decision.allowed:
             return self._refusal(request, decision, agent)
         try:
             result = handler(request)
         except Exception as exc:
-            self.guard.record_result(tool, args, exc, agent, ok=False)
+            if not self._no_answer(exc, request, agent, decision):
+                self.guard.record_result(tool, args, exc, agent, ok=False)
             raise
         self._record(tool, args, agent, result)
         return _warned(result, decision, request)
@@ -113,13 +117,16 @@ class LoopfuseMiddleware(AgentMiddleware):
         if self._schemas.rejects(request.tool, args):
             invalid = await self.guard.anote_invalid(agent, reason="arguments rejected by the tool's schema")
             return await handler(request) if invalid.allowed else self._refusal(request, invalid, agent)
-        decision = await self.guard.acheck(tool, args, agent, round=round_of(request))
+        decision = self._paused.pop((agent, request.tool_call["id"]))
+        if decision is None:
+            decision = await self.guard.acheck(tool, args, agent, round=round_of(request))
         if not decision.allowed:
             return self._refusal(request, decision, agent)
         try:
             result = await handler(request)
         except Exception as exc:
-            await self.guard.arecord_result(tool, args, exc, agent, ok=False)
+            if not self._no_answer(exc, request, agent, decision):
+                await self.guard.arecord_result(tool, args, exc, agent, ok=False)
             raise
         await self.guard.arecord_result(tool, args, _content(result), agent, ok=_ok(result))
         return _warned(result, decision, request)
@@ -190,6 +197,15 @@ class LoopfuseMiddleware(AgentMiddleware):
         scope = finished_run_scope(runtime, state, self.share_thread)
         if scope is not None:
             self.guard.forget(scope)
+
+    def _no_answer(self, exc: Exception, request: ToolCallRequest, agent: str, decision: Decision) -> bool:
+        """Whether ``exc`` is LangGraph's control flow, not a failure: an interrupt (the call runs
+        again on resume, then not checked again: it was) or a command to the parent graph."""
+        if not isinstance(exc, GraphBubbleUp) or isinstance(exc, LoopAbortedError):
+            return False
+        if isinstance(exc, GraphInterrupt):
+            self._paused.put((agent, request.tool_call["id"]), decision)
+        return True
 
     def _record(self, tool: str, args: Any, agent: str, result: ToolResult) -> None:
         self.guard.record_result(tool, args, _content(result), agent, ok=_ok(result))
