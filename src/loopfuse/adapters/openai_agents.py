@@ -16,8 +16,9 @@ then the denial text does, and once the streak escalates the run stops before it
 call with the same ``ToolInputGuardrailTripwireTriggered``. ``guard_agent`` wraps each agent's
 ``hooks`` (its own hooks still run) to know which agent a run is calling the model for.
 
-Scope: the run (the SDK has no run id; the run's usage object, shared by the run's
-context wrappers, stands for it) and the agent making the call, so a handoff's target keeps its
+Scope: the run (the SDK has no run id; a token on the run's usage object, shared by the run's
+context wrappers and kept by the copy a run interrupted for an approval resumes from, stands
+for it) and the agent making the call, so a handoff's target keeps its
 own state; each invocation of an agent used as a tool (``Agent.as_tool``) is a run of its own,
 whose state goes when it returns (the SDK hands it the parent's usage object: ``guard_agent``
 wraps the tool's invoker to mark the invocation). ``share_subagents=True`` counts every
@@ -41,7 +42,6 @@ the warning: the model reads both as the tool's output.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import functools
 import inspect
 import json
@@ -69,6 +69,7 @@ from .._untrusted import error_text
 from ..errors import LoopAbortedError
 from ..guard import Guard
 from ._common import HostLimit, PendingWarnings, Scope, ScopeTable, stop_error, with_warning
+from ._openai_agents_runs import INVOCATION, Invocation, run_of
 
 __all__ = ["LoopfuseInputGuardrail", "LoopfuseOutputGuardrail", "guard_agent", "invalid_turn_formatter"]
 
@@ -140,13 +141,13 @@ class _Runs:
     def scope(self, usage: Any, agent_name: str) -> Scope | str:
         """The run's usage object stands for the run (the SDK has no run id), an agent tool's
         invocation for the run it makes."""
-        return self.scopes.get(_run_of(usage), f"agent {agent_name}")
+        return self.scopes.get(run_of(usage), f"agent {agent_name}")
 
     def model_call(self, usage: Any, agent: Any) -> None:
         """The run calls the model for ``agent``: remember it, or stop the run if the agent's
         invalid turns escalated."""
         name = str(getattr(agent, "name", "?"))
-        run = self.scopes.get(_run_of(usage), _RUN)
+        run = self.scopes.get(run_of(usage), _RUN)
         if isinstance(run, Scope):
             self.current[run] = name
         scope = self.scope(usage, name)
@@ -170,7 +171,7 @@ class _Runs:
     async def invalid_turn(self, usage: Any) -> str | None:
         """Report an invalid turn of the agent the run last called the model for; the text
         to answer it with when denied, else None."""
-        run = self.scopes.get(_run_of(usage), _RUN)
+        run = self.scopes.get(run_of(usage), _RUN)
         scope = self.scope(usage, self.current.get(run, "?") if isinstance(run, Scope) else "?")
         decision = await self.guard.anote_invalid(scope, reason="unknown tool")
         if decision.allowed:
@@ -215,25 +216,9 @@ class _LoopfuseHooks(AgentHooks[Any]):
         return object.__getattribute__(self, name)
 
 
-class _Invocation:
-    """One invocation of an agent used as a tool: the run it makes (its scopes' owner)."""
-
-    __slots__ = ("__weakref__",)
-
-
-_INVOCATION: contextvars.ContextVar[_Invocation | None] = contextvars.ContextVar(
-    "loopfuse_invocation", default=None
-)
-
-
-def _run_of(usage: Any) -> Any:
-    """What stands for the run making a call: the agent tool's invocation it is in, else its usage."""
-    return _INVOCATION.get() or usage
-
-
 def _own_runs(tool: FunctionTool) -> None:
     """Make each invocation of an agent used as a tool a run of its own: its invoker's
-    implementation (which runs the nested ``Runner.run``) sets ``_INVOCATION`` around it, and
+    implementation (which runs the nested ``Runner.run``) sets ``INVOCATION`` around it, and
     the tasks the nested run starts inherit it. An SDK without that implementation: shared."""
     invoker = tool.on_invoke_tool
     impl = getattr(invoker, _IMPL, None)
@@ -242,11 +227,11 @@ def _own_runs(tool: FunctionTool) -> None:
 
     @functools.wraps(impl)
     async def each_invocation_apart(context: Any, arguments: str) -> Any:
-        token = _INVOCATION.set(_Invocation())
+        token = INVOCATION.set(Invocation())
         try:
             return await impl(context, arguments)
         finally:
-            _INVOCATION.reset(token)
+            INVOCATION.reset(token)
 
     setattr(each_invocation_apart, _NESTING, True)
     with contextlib.suppress(AttributeError):  # an invoker that does not take it: shared
