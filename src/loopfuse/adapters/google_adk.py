@@ -67,6 +67,20 @@ class _Gate:
         self._warnings = PendingWarnings()
         self._runs = _RunScopes()
         self._stops: PendingCalls[str] = PendingCalls()  # invocation id -> the stop's text
+        self._paused: PendingCalls[bool] = PendingCalls()  # invocations waiting on a long-running tool
+
+    def note_event(self, invocation_context: Any, event: Any) -> None:
+        """Whether the invocation's newest event pauses it (a long-running tool awaits its answer)."""
+        if _pauses(invocation_context, event):
+            self._paused.put(invocation_context.invocation_id, True)
+        else:
+            self._paused.pop(invocation_context.invocation_id)
+
+    async def run_ended(self, invocation_id: str) -> None:
+        """``run_async`` returned: the invocation's state goes, unless it paused (ADK resumes it,
+        under the same id, with the long-running tool's answer)."""
+        if not self._paused.pop(invocation_id):
+            await self.forget_run(invocation_id)
 
     async def forget_run(self, invocation_id: str) -> None:
         """Drop the state of every agent of a finished invocation."""
@@ -157,9 +171,12 @@ class LoopfusePlugin(BasePlugin):
         """An agent of a stopped invocation does not run: the stop's text answers for it."""
         return self._gate.stop_content(callback_context.invocation_id)
 
+    async def on_event_callback(self, *, invocation_context: Any, event: Any) -> None:
+        self._gate.note_event(invocation_context, event)
+
     async def after_run_callback(self, *, invocation_context: Any) -> None:
-        """The invocation ended: its agents' state goes."""
-        await self._gate.forget_run(invocation_context.invocation_id)
+        """The invocation ended, or paused: its agents' state goes when it ends."""
+        await self._gate.run_ended(invocation_context.invocation_id)
 
     async def on_run_error_callback(self, *, invocation_context: Any, error: Exception) -> None:
         """The invocation ended with an error (ADK re-raises it): its agents' state goes too."""
@@ -210,6 +227,17 @@ def round_of(tool_context: Any) -> Any:
         if any(c.id == call_id for c in event.get_function_calls()):
             return event.id
     return None
+
+
+def _pauses(invocation_context: Any, event: Any) -> bool:
+    """Whether ``event`` pauses its invocation, as ADK tells it (else: it asks a long-running tool)."""
+    try:
+        pauses = getattr(invocation_context, "should_pause_invocation", None)
+        if callable(pauses):
+            return bool(pauses(event))
+        return bool(getattr(event, "long_running_tool_ids", None))
+    except Exception:  # ADK's own objects: cannot tell, so the invocation ends as before
+        return False
 
 
 def _call_id(tool_context: Any) -> str:
