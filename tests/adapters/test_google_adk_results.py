@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("google.adk")
 
 from google.adk.agents import LlmAgent
+from google.adk.plugins.reflect_retry_tool_plugin import ReflectAndRetryToolPlugin
 from pydantic import BaseModel
 
 from loopfuse import Guard
@@ -98,3 +99,21 @@ async def test_an_invocation_that_ends_in_an_error_loses_its_state_too() -> None
         with pytest.raises(ConnectionError):
             await run(agent, [LoopfusePlugin(guard)])
     assert guard.stats()["agents"] == 0
+
+
+@pytest.mark.parametrize("reflect_first", [True, False])
+async def test_a_failure_another_plugin_answered_is_still_a_failure(reflect_first: bool) -> None:
+    """ADK's ``ReflectAndRetryToolPlugin`` answers a tool's error with its own reflection (then
+    loopfuse, registered after it, sees that answer as the tool's response)."""
+
+    def fetch(user: str) -> dict[str, Any]:
+        """Fetch a user."""
+        raise TimeoutError("upstream timed out")
+
+    reflect = ReflectAndRetryToolPlugin(max_retries=3, throw_exception_if_retry_exceeded=False)
+    loopfuse = LoopfusePlugin(Guard())
+    agent = LlmAgent(name="main", model=ScriptedLlm(plan=[call("fetch", user="alice")]), tools=[fetch])
+
+    events = await run(agent, [reflect, loopfuse] if reflect_first else [loopfuse, reflect])
+
+    assert "failed with the same error" in first_denial(events)

@@ -247,7 +247,8 @@ def _call_id(tool_context: Any) -> str:
 def _is_error(tool: Any, result: Any) -> bool:
     """Whether a response that did not raise says the call failed: as the tool's own ADK check
     tells it (an MCP tool's ``isError``, a function tool's ``error``), else by the shapes ADK's
-    tools answer failures with (``{"error": ...}``, ``{"status": "error", ...}``, ``isError``)."""
+    tools answer failures with (``{"error": ...}``, ``{"status": "error", ...}``, ``isError``, the
+    reflection of ``ReflectAndRetryToolPlugin``)."""
     detect = getattr(tool, "_detect_error_in_response", None)
     try:
         if callable(detect) and detect(result):
@@ -256,7 +257,14 @@ def _is_error(tool: Any, result: Any) -> bool:
         pass
     if not isinstance(result, dict):
         return False
+    if result.get("response_type") == _REFLECTED:
+        return True
     return set(result) == {"error"} or result.get("isError") is True or result.get("status") == "error"
+
+
+# How ADK's ReflectAndRetryToolPlugin answers a tool's error (registered before loopfuse, it
+# answers the error first, and loopfuse sees its answer as the tool's response).
+_REFLECTED = "ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN"
 
 
 class _RunScopes:
