@@ -1,10 +1,11 @@
-"""LangChain v1: a tool that pauses the run for a human (LangGraph's ``interrupt``) is a call
-like any other: its pause is no failure, and its re-run on resume is not a second call."""
+"""LangChain v1: tools that use LangGraph's control flow are judged as any other. A tool that
+pauses the run for a human (``interrupt``): its pause is no failure, and its re-run on resume is
+not a second call. A tool that answers with a ``Command``: by the message it answers with."""
 
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 
@@ -12,7 +13,7 @@ pytest.importorskip("langchain")
 
 from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage, ToolMessage
-from langchain_core.tools import BaseTool, tool
+from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, interrupt
 
@@ -69,3 +70,39 @@ async def test_a_question_the_human_answers_anew_each_time_is_judged_as_one_answ
     assert pauses == sum(m.status != "error" for m in paused)
     assert guard.stats()["checks"] == mail_guard.stats()["checks"]  # a resumed call is not checked again
     assert all("failed" not in str(m.content) for m in paused)
+
+
+PAGES = itertools.count(1)
+
+
+@tool
+def next_page(cursor: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command[Any]:
+    """Read the next page of rows, answering with a state update (a ``Command``)."""
+    return Command(
+        update={"messages": [ToolMessage(f"page {next(PAGES)} of rows", tool_call_id=tool_call_id)]}
+    )
+
+
+@tool
+def read_page(cursor: str) -> str:
+    """Read the next page of rows."""
+    return f"page {next(PAGES)} of rows"
+
+
+@pytest.mark.parametrize("run", ["invoke", "ainvoke"])
+async def test_a_tool_answering_with_a_command_is_judged_by_the_message_it_answers_with(run: str) -> None:
+    """Each page is new: a tool that answers with a ``Command`` is judged as one answering with
+    the same text (not as a call that returned nothing, the same "result" each time)."""
+    denials = []
+    for page_tool in (read_page, next_page):
+        model = ScriptedChatModel(
+            script=scripted([calls((page_tool.name, {"cursor": "c"})) for _ in range(12)])
+        )
+        agent = create_agent(model, [page_tool], middleware=[LoopfuseMiddleware(Guard())])
+        given: Any = {"messages": [HumanMessage("go")]}
+        out = await agent.ainvoke(given) if run == "ainvoke" else agent.invoke(given)
+        refused = [m for m in out["messages"] if isinstance(m, ToolMessage) and m.status == "error"]
+        denials.append([str(m.content).replace(page_tool.name, "<tool>") for m in refused])
+
+    assert denials[1] == denials[0]
+    assert denials[0] and "returned the same result" not in denials[0][0]

@@ -104,7 +104,7 @@ class LoopfuseMiddleware(AgentMiddleware):
             if not self._no_answer(exc, request, agent, decision):
                 self.guard.record_result(tool, args, exc, agent, ok=False)
             raise
-        self._record(tool, args, agent, result)
+        self._record(tool, args, agent, _answer(result, request))
         return _warned(result, decision, request)
 
     async def awrap_tool_call(
@@ -128,7 +128,8 @@ class LoopfuseMiddleware(AgentMiddleware):
             if not self._no_answer(exc, request, agent, decision):
                 await self.guard.arecord_result(tool, args, exc, agent, ok=False)
             raise
-        await self.guard.arecord_result(tool, args, _content(result), agent, ok=_ok(result))
+        answer = _answer(result, request)
+        await self.guard.arecord_result(tool, args, _content(answer), agent, ok=_ok(answer))
         return _warned(result, decision, request)
 
     def before_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -168,7 +169,7 @@ class LoopfuseMiddleware(AgentMiddleware):
         )  # served inside: checked once run
         if not decision.allowed:
             return self._refusal(request, decision, agent)
-        self._record(tool, args, agent, answer)
+        self._record(tool, args, agent, _answer(answer, request))
         return _warned(answer, decision, request)
 
     async def _aunlisted(self, request: ToolCallRequest, answer: ToolResult, agent: str) -> ToolResult:
@@ -179,7 +180,8 @@ class LoopfuseMiddleware(AgentMiddleware):
         decision = await self.guard.acheck(tool, args, agent, round=round_of(request))
         if not decision.allowed:
             return self._refusal(request, decision, agent)
-        await self.guard.arecord_result(tool, args, _content(answer), agent, ok=_ok(answer))
+        message = _answer(answer, request)
+        await self.guard.arecord_result(tool, args, _content(message), agent, ok=_ok(message))
         return _warned(answer, decision, request)
 
     def _check_recursion_limit(self, request: ToolCallRequest) -> None:
@@ -207,8 +209,8 @@ class LoopfuseMiddleware(AgentMiddleware):
             self._paused.put((agent, request.tool_call["id"]), decision)
         return True
 
-    def _record(self, tool: str, args: Any, agent: str, result: ToolResult) -> None:
-        self.guard.record_result(tool, args, _content(result), agent, ok=_ok(result))
+    def _record(self, tool: str, args: Any, agent: str, answer: ToolMessage | None) -> None:
+        self.guard.record_result(tool, args, _content(answer), agent, ok=_ok(answer))
 
     def _refusal(self, request: ToolCallRequest, decision: Decision, agent: str) -> ToolMessage:
         artifact = None
@@ -331,13 +333,26 @@ def _own_schema(tool: BaseTool) -> type[BaseModel] | None:
     return schema if same else None
 
 
-def _content(result: ToolResult) -> Any:
-    """What the guard learns of a tool's answer: a ToolMessage's content, else nothing."""
-    return result.content if isinstance(result, ToolMessage) else None
+def _answer(result: ToolResult, request: ToolCallRequest) -> ToolMessage | None:
+    """The ToolMessage answering the call: the result, or the one among a ``Command``'s
+    ``update["messages"]`` that answers this call; None when there is none."""
+    if isinstance(result, ToolMessage):
+        return result
+    update = result.update if isinstance(result, Command) else None
+    messages = update.get("messages") if isinstance(update, dict) else None
+    if not isinstance(messages, list):
+        return None
+    call_id = request.tool_call.get("id")
+    return next((m for m in messages if _answers(m, call_id)), None)
 
 
-def _ok(result: ToolResult) -> bool | None:
-    return result.status != "error" if isinstance(result, ToolMessage) else None
+def _content(answer: ToolMessage | None) -> Any:
+    """What the guard learns of a tool's answer: its message's content, else nothing."""
+    return answer.content if answer is not None else None
+
+
+def _ok(answer: ToolMessage | None) -> bool | None:
+    return answer.status != "error" if answer is not None else None
 
 
 def _end_if_stopped(messages: Any) -> dict[str, Any] | None:
