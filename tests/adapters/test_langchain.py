@@ -153,14 +153,14 @@ async def test_parallel_calls_in_one_turn_count_exactly(mode: str) -> None:
     assert result["messages"][-1].content == "done"
 
 
-def tool_node_graph(model: ScriptedChatModel, node: ToolNode) -> ToolGraph:
+def tool_node_graph(model: ScriptedChatModel, node: ToolNode, checkpointer: Any = None) -> ToolGraph:
     graph = StateGraph(MessagesState)
     graph.add_node("agent", lambda state: {"messages": [model.invoke(state["messages"])]})
     graph.add_node("tools", node)
     graph.add_edge(START, "agent")
     graph.add_conditional_edges("agent", tools_condition)
     graph.add_edge("tools", "agent")
-    return graph.compile()
+    return graph.compile(checkpointer=checkpointer)
 
 
 def test_langgraph_tool_node_denies_and_raises_on_escalation() -> None:
@@ -196,6 +196,37 @@ async def test_a_tool_node_handling_every_error_still_stops_the_graph(mode: str)
             await graph.ainvoke({"messages": [HumanMessage("go")]}, CONFIG)
     assert counter.runs == 3
     assert [m.status for m in model.seen].count("error") == 3
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_thread_stopped_by_a_raise_starts_its_next_question_afresh(mode: str) -> None:
+    """A hand-built graph counts a thread's invocations together; once the guard stopped one by
+    raising, the run is over: the thread's next question may make the same search again."""
+    counter, looping = Counter(), [True]
+
+    def script(n: int, messages: list[Any]) -> AIMessage:
+        if looping[0] or not isinstance(messages[-1], ToolMessage):
+            return calls(("search", {"q": SECRET}))
+        return AIMessage(content="answered")
+
+    middleware = LoopfuseMiddleware(Guard.from_config(LIMITS), on_escalate="raise")
+    node = ToolNode(
+        [counter.tool()], wrap_tool_call=middleware.wrap_tool_call, awrap_tool_call=middleware.awrap_tool_call
+    )
+    graph = tool_node_graph(ScriptedChatModel(script=script), node, InMemorySaver())
+    config: RunnableConfig = {**CONFIG, "configurable": {"thread_id": "t"}}
+
+    async def ask(question: str) -> Any:
+        given: Any = {"messages": [HumanMessage(question)]}
+        return graph.invoke(given, config) if mode == "sync" else await graph.ainvoke(given, config)
+
+    with pytest.raises(LoopAbortedError):
+        await ask("find it")
+    looping[0] = False
+    answer = await ask("and its revenue?")
+
+    assert counter.runs == 4
+    assert answer["messages"][-1].content == "answered"
 
 
 async def test_langgraph_tool_node_async_wrapper() -> None:

@@ -116,12 +116,14 @@ class LoopfuseMiddleware(AgentMiddleware):
             return await self._aunlisted(request, await handler(request), agent)
         if self._schemas.rejects(request.tool, args):
             invalid = await self.guard.anote_invalid(agent, reason="arguments rejected by the tool's schema")
-            return await handler(request) if invalid.allowed else self._refusal(request, invalid, agent)
+            return (
+                await handler(request) if invalid.allowed else await self._arefusal(request, invalid, agent)
+            )
         decision = self._paused.pop((agent, request.tool_call["id"]))
         if decision is None:
             decision = await self.guard.acheck(tool, args, agent, round=round_of(request))
         if not decision.allowed:
-            return self._refusal(request, decision, agent)
+            return await self._arefusal(request, decision, agent)
         try:
             result = await handler(request)
         except Exception as exc:
@@ -176,10 +178,10 @@ class LoopfuseMiddleware(AgentMiddleware):
         tool, args, _ = _call_of(request, self.share_thread)
         if _unknown_tool_answer(answer, tool):
             invalid = await self.guard.anote_invalid(agent, reason="unknown tool")
-            return answer if invalid.allowed else self._refusal(request, invalid, agent)
+            return answer if invalid.allowed else await self._arefusal(request, invalid, agent)
         decision = await self.guard.acheck(tool, args, agent, round=round_of(request))
         if not decision.allowed:
-            return self._refusal(request, decision, agent)
+            return await self._arefusal(request, decision, agent)
         message = _answer(answer, request)
         await self.guard.arecord_result(tool, args, _content(message), agent, ok=_ok(message))
         return _warned(answer, decision, request)
@@ -212,11 +214,21 @@ class LoopfuseMiddleware(AgentMiddleware):
     def _record(self, tool: str, args: Any, agent: str, answer: ToolMessage | None) -> None:
         self.guard.record_result(tool, args, _content(answer), agent, ok=_ok(answer))
 
-    def _refusal(self, request: ToolCallRequest, decision: Decision, agent: str) -> ToolMessage:
+    async def _arefusal(self, request: ToolCallRequest, decision: Decision, agent: str) -> ToolMessage:
+        if decision.escalate and self.on_escalate == "raise":
+            await self.guard.aforget(agent)
+        return self._refusal(request, decision, agent, forgotten=True)
+
+    def _refusal(
+        self, request: ToolCallRequest, decision: Decision, agent: str, *, forgotten: bool = False
+    ) -> ToolMessage:
+        """The denial as the call's ToolMessage; raising ends the run, and its state goes."""
         artifact = None
         if decision.escalate:
             error = stop_error(self.guard, decision, agent)
             if self.on_escalate == "raise":
+                if not forgotten:
+                    self.guard.forget(agent)
                 raise _through_the_graph(error)
             artifact = {_MARK: stopped_text(error)}
         call = request.tool_call
