@@ -12,13 +12,14 @@ pytest.importorskip("google.adk")
 from google.adk.agents import LlmAgent, SequentialAgent
 from google.adk.apps import App
 from google.adk.runners import InMemoryRunner
+from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.long_running_tool import LongRunningFunctionTool
 from google.genai import types
 
 from loopfuse import Guard
 from loopfuse.adapters.google_adk import LoopfusePlugin
 
-from .test_google_adk import Plan, Probe, ScriptedLlm, call, run, say, strict_guard
+from .test_google_adk import Plan, Probe, ScriptedLlm, call, responses, run, say, strict_guard
 
 
 def publisher(published: list[str]) -> LlmAgent:
@@ -81,3 +82,23 @@ async def cycles(*, long_running: bool) -> tuple[Probe, Guard]:
         answer = types.FunctionResponse(id=asked[-1].id, name="ask_human", response={"answer": "yes"})
         message = types.Content(role="user", parts=[types.Part(function_response=answer)])
     return probe, guard
+
+
+@pytest.mark.filterwarnings("ignore:The `plugins` argument is deprecated:DeprecationWarning")  # ADK's AgentTool
+async def test_an_agent_tool_whose_agent_was_stopped_answers_with_the_stop() -> None:
+    """An agent used as a tool (``AgentTool``) that loops is stopped inside; the agent that called
+    it is told so, as a failed call, instead of getting an empty answer as a success."""
+    probe = Probe()
+    researcher = LlmAgent(
+        name="researcher",
+        description="researches",
+        model=ScriptedLlm(plan=[call(q="x")]),
+        tools=[probe.tool("researcher")],
+    )
+    boss_model = ScriptedLlm(plan=[call("researcher", request="find acme revenue"), say("done")])
+    boss = LlmAgent(name="boss", model=boss_model, tools=[AgentTool(agent=researcher)])
+
+    events = await run(boss, [LoopfusePlugin(Guard())])
+
+    answers = [r for r in responses(events) if "result" in r or "error" in r][-1:]
+    assert answers and "stuck in a loop" in str(answers[0].get("error"))

@@ -31,6 +31,7 @@ returns the response with it; a response that is not a dict becomes ``{"result":
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -39,6 +40,7 @@ from ._common import HostLimit, PendingCalls, PendingWarnings, jsonable, require
 require("google.adk", "google-adk")
 
 from google.adk.plugins.base_plugin import BasePlugin  # noqa: E402
+from google.adk.tools.agent_tool import AgentTool  # noqa: E402
 from google.adk.tools.base_tool import BaseTool  # noqa: E402
 from google.genai import types  # noqa: E402
 
@@ -68,6 +70,7 @@ class _Gate:
         self._runs = _RunScopes()
         self._stops: PendingCalls[str] = PendingCalls()  # invocation id -> the stop's text
         self._paused: PendingCalls[bool] = PendingCalls()  # invocations waiting on a long-running tool
+        self._nested = _NestedStops()
 
     def note_event(self, invocation_context: Any, event: Any) -> None:
         """Whether the invocation's newest event pauses it (a long-running tool awaits its answer)."""
@@ -106,6 +109,8 @@ class _Gate:
         decision = await self.guard.acheck(tool.name, args, agent, round=round_of(tool_context))
         if not decision.allowed:
             self._denied.add(_call_id(tool_context))
+        elif isinstance(tool, AgentTool):
+            self._nested.enter(_call_id(tool_context))
         self._warnings.put(_call_id(tool_context), decision.warning)
         return self._answer(decision, agent, tool_context)
 
@@ -128,6 +133,11 @@ class _Gate:
             self._denied.discard(call_id)
             return None
         agent = scope_of(tool_context, self.share_subagents)
+        stopped = self._nested.leave(call_id) if isinstance(tool, AgentTool) else None
+        if stopped is not None:  # the agent it ran was stopped: the call failed, and says so
+            await self.guard.arecord_result(tool.name, args, stopped, agent, ok=False)
+            self._warnings.pop(call_id)
+            return {"error": stopped}
         ok = ok and not _is_error(tool, result)
         await self.guard.arecord_result(tool.name, args, jsonable(result), agent, ok=ok)
         warning = self._warnings.pop(call_id)
@@ -141,6 +151,7 @@ class _Gate:
         tool_context.actions.skip_summarization = True
         stopped = str(stop_error(self.guard, decision, agent))
         self._stops.put(tool_context.invocation_id, stopped)
+        self._nested.stopped(stopped)
         return {"error": decision.message, "loopfuse_stopped": stopped}
 
 
@@ -265,6 +276,36 @@ def _is_error(tool: Any, result: Any) -> bool:
 # How ADK's ReflectAndRetryToolPlugin answers a tool's error (registered before loopfuse, it
 # answers the error first, and loopfuse sees its answer as the tool's response).
 _REFLECTED = "ERROR_HANDLED_BY_REFLECT_AND_RETRY_PLUGIN"
+
+
+class _NestedStops:
+    """The stop of an agent run by an ``AgentTool``, for the call that ran it: ADK answers that
+    call with the agent's last text (none, once stopped), which would hide the stop. The call's
+    id is in a context variable from its before-tool callback to its after-tool one (the nested
+    run, in the same task, sees it)."""
+
+    def __init__(self) -> None:
+        self._outer: PendingCalls[str | None] = PendingCalls()  # call id -> the call it is nested in
+        self._stops: PendingCalls[str] = PendingCalls()  # call id -> the stop of the agent it ran
+
+    def enter(self, call_id: str) -> None:
+        self._outer.put(call_id, _AGENT_TOOL_CALL.get())
+        _AGENT_TOOL_CALL.set(call_id)
+
+    def stopped(self, text: str) -> None:
+        call_id = _AGENT_TOOL_CALL.get()
+        if call_id is not None:
+            self._stops.put(call_id, text)
+
+    def leave(self, call_id: str) -> str | None:
+        """The stop of the agent the call ran, if it was stopped."""
+        _AGENT_TOOL_CALL.set(self._outer.pop(call_id))
+        return self._stops.pop(call_id)
+
+
+_AGENT_TOOL_CALL: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "loopfuse_adk_agent_tool", default=None
+)
 
 
 class _RunScopes:
