@@ -84,7 +84,9 @@ async def cycles(*, long_running: bool) -> tuple[Probe, Guard]:
     return probe, guard
 
 
-@pytest.mark.filterwarnings("ignore:The `plugins` argument is deprecated:DeprecationWarning")  # ADK's AgentTool
+@pytest.mark.filterwarnings(
+    "ignore:The `plugins` argument is deprecated:DeprecationWarning"
+)  # ADK's AgentTool
 async def test_an_agent_tool_whose_agent_was_stopped_answers_with_the_stop() -> None:
     """An agent used as a tool (``AgentTool``) that loops is stopped inside; the agent that called
     it is told so, as a failed call, instead of getting an empty answer as a success."""

@@ -30,11 +30,12 @@ re-raised unchanged. Each call that ran is reported once, whichever hook sees it
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 try:
-    from pydantic_ai import RunContext
+    from pydantic_ai import RunContext, ToolReturn
     from pydantic_ai.capabilities import AbstractCapability
     from pydantic_ai.capabilities.abstract import WrapRunHandler, WrapToolExecuteHandler
     from pydantic_ai.exceptions import ModelRetry, ToolFailed, ToolFailedError, ToolRetryError
@@ -135,7 +136,7 @@ class LoopfuseCapability(AbstractCapability[Any]):
         result: Any,
     ) -> Any:
         running = await self._report(ctx, call, jsonable(result), ok=True)
-        return with_warning(result, running.warning if running else None)
+        return _warned(result, running.warning if running else None)
 
     async def on_tool_execute_error(
         self,
@@ -198,3 +199,14 @@ def _unknown_tool(part: ToolReturnPart[Any]) -> bool:
 
 def _scope(ctx: RunContext[Any]) -> str:
     return f"pydantic-ai run {ctx.run_id}"
+
+
+def _warned(result: Any, warning: str | None) -> Any:
+    """``with_warning`` in the forms Pydantic AI sends: a ``ToolReturn``'s return value warned
+    (its content and metadata kept); any other object (an image, a pydantic model) as a list of
+    it and the warning, which Pydantic AI sends as it sends the object alone, the warning beside."""
+    if warning is None or isinstance(result, str | dict | list) or result is None:
+        return with_warning(result, warning)
+    if isinstance(result, ToolReturn):
+        return dataclasses.replace(result, return_value=_warned(result.return_value, warning))
+    return [result, warning]
