@@ -70,6 +70,7 @@ from ..errors import LoopAbortedError
 from ..guard import Guard
 from ._common import HostLimit, PendingWarnings, Scope, ScopeTable, stop_error, with_warning
 from ._openai_agents_runs import INVOCATION, Invocation, run_of
+from ._openai_agents_sandbox import guard_capabilities
 
 __all__ = ["LoopfuseInputGuardrail", "LoopfuseOutputGuardrail", "guard_agent", "invalid_turn_formatter"]
 
@@ -249,6 +250,7 @@ def _guard_tree(agent: Any, runs: _Runs, share_subagents: bool) -> None:
     for each in agents:
         if not isinstance(each.hooks, _LoopfuseHooks):
             each.hooks = _LoopfuseHooks(runs, each.hooks)
+        guard_capabilities(each, lambda tool: _attach(tool, runs), runs)
     for target in targets:
         if not share_subagents and getattr(target, "_agent_instance", None) is not None:
             _own_runs(target)
