@@ -92,7 +92,7 @@ class _Gate:
             await self.guard.aforget(scope)
 
     def stop_content(self, invocation_id: str) -> types.Content | None:
-        """What answers an agent or model call of a stopped invocation; None for any other."""
+        """What answers an agent of a stopped invocation instead of running it; None for any other."""
         text = self._stops.get(invocation_id)
         return None if text is None else types.Content(role="model", parts=[types.Part(text=text)])
 
