@@ -222,9 +222,13 @@ def _restart_scope_on_run(agent: Any, scope: _RunScope, continued: bool) -> None
 
 
 def _guarded_tool(tool: Any, guard: Guard, scope: _RunScope, step: Callable[[], Any]) -> Any:
+    """A copy of ``tool`` whose ``forward`` asks the guard first. The copy is what smolagents
+    calls and sets up (``setup()`` on its first call), so its own ``forward`` runs."""
     guarded = copy.copy(tool)
     forward: Callable[..., Any] = tool.forward
-    arguments = call_arguments(forward)
+    if getattr(forward, "__self__", None) is tool:
+        forward = forward.__func__.__get__(guarded)  # type: ignore[attr-defined]
+    arguments = _tool_arguments(tool, forward)
     name = str(tool.name)
 
     def guarded_forward(*args: Any, **kwargs: Any) -> Any:
@@ -233,6 +237,25 @@ def _guarded_tool(tool: Any, guard: Guard, scope: _RunScope, step: Callable[[], 
 
     guarded.forward = guarded_forward
     return guarded
+
+
+def _tool_arguments(
+    tool: Any, forward: Callable[..., Any]
+) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
+    """The call as ``{input name: value}``: by ``forward``'s signature when it names the tool's
+    inputs (defaults applied), else by the order of the tool's ``inputs``, as smolagents passes
+    them (a ``@tool`` function's ``forward`` takes ``self`` first; one made from a LangChain tool
+    takes ``*args, **kwargs``)."""
+    by_signature = call_arguments(forward)
+    names = tuple(getattr(tool, "inputs", None) or ())
+
+    def arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        call = by_signature(args, kwargs)
+        if not names or set(call) <= set(names):
+            return call
+        return {**dict(zip(names, args, strict=False)), **kwargs}
+
+    return arguments
 
 
 def _guarded_call(
