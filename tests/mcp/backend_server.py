@@ -62,6 +62,15 @@ async def work(steps: int, ctx: Context) -> str:
 
 
 @server.tool
+def build_report(name: str, rounds: int, ctx: Context) -> str | mcp_types.InputRequiredResult:
+    """Take ``rounds`` rounds: ask the client to retry (2026-07-28) until the last one answers."""
+    done = int(ctx.request_state or "0") + 1
+    if done < rounds:
+        return mcp_types.InputRequiredResult(request_state=str(done))
+    return f"report {name} ready after {done} rounds"
+
+
+@server.tool
 async def add_tool(name: str, ctx: Context) -> str:
     """Add a tool ``name`` (it answers "extra ran") and tell the client the list changed."""
     server.tool(_extra, name=name)

@@ -148,6 +148,19 @@ def tool_call(message: dict[str, Any]) -> tuple[str, Any] | None:
     return params["name"], {} if args is None else args
 
 
+def next_round(message: dict[str, Any]) -> bool:
+    """Whether a ``tools/call`` is a later round of a 2026-07-28 call (the client answering the
+    tool's request for input, or retrying with the state it was given)."""
+    params = message.get("params")
+    return isinstance(params, dict) and ("inputResponses" in params or "requestState" in params)
+
+
+def input_required(message: dict[str, Any]) -> bool:
+    """Whether an answer asks for another round of its call instead of ending it."""
+    result = message.get("result")
+    return isinstance(result, dict) and result.get("resultType") == "input_required"
+
+
 def response_ok(message: dict[str, Any]) -> bool:
     """False for a JSON-RPC error or an error tool result."""
     result = message.get("result")

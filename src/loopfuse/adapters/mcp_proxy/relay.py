@@ -20,6 +20,8 @@ from .jsonrpc import (
     PARSE_ERROR,
     denial_result,
     error_line,
+    input_required,
+    next_round,
     parse_client_line,
     parse_line,
     recover_id,
@@ -178,7 +180,9 @@ class StdioRelay:
             await self.guard.aforget(self.session.restart())
         call = tool_call(message) if method == "tools/call" else None
         pending: object = LISTING if method == "tools/list" else None
-        if call is not None:
+        if call is not None and next_round(message):  # checked at its first round
+            pending = PendingCall(*call, self.session.agent)
+        elif call is not None:
             text, pending = await self._judge(*call)
             if text is not None:
                 if has_id:
@@ -292,6 +296,8 @@ class StdioRelay:
             await self._record(pending, message)
 
     async def _record(self, call: PendingCall, message: dict[str, Any]) -> None:
+        if input_required(message):  # a round: the call's result comes at its last
+            return
         ok = response_ok(message)
         if not call.listed:
             if ok:
