@@ -181,3 +181,44 @@ def test_a_shared_conversation_keeps_the_state_of_the_run_it_continues(
     assert probe.runs == ["x", "x"]
     assert sum("loopfuse refused this probe call" in o for o in observations(agent)) == 1
     guard.close()
+
+
+class LooksUpThenAnswers(ScriptedModel):
+    """A managed agent's model: on each task, the same look-up, then its answer."""
+
+    def __init__(self) -> None:
+        super().__init__([[("probe", {"q": "acme revenue"})], FINAL])
+
+    def generate(self, messages: list[Any], stop_sequences: Any = None, **kwargs: Any) -> Any:
+        self.calls = 1 if any("acme revenue" in str(m) for m in messages[1:]) else 0  # the look-up done
+        return super().generate(messages, stop_sequences, **kwargs)
+
+
+WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliett"]
+
+
+def shared_helper_look_ups(kind: str) -> int:
+    """How often a helper shared with its manager (``share_subagents=True``) ran the same
+    look-up, once per delegation, ``kind`` of manager delegating 10 tasks."""
+    probe = ProbeTool()
+    sub = ToolCallingAgent(
+        tools=[probe], model=LooksUpThenAnswers(), name="helper", description="helps", max_steps=5
+    )
+    if kind == "code":
+        code = f"<code>\nfor w in {WORDS!r}:\n    r = helper(task='look up ' + w)\nfinal_answer(r)\n</code>"
+        main: Any = CodeAgent(tools=[], model=ScriptedModel([code]), managed_agents=[sub], max_steps=3)
+    else:
+        plan: list[Turn] = [[("helper", {"task": f"look up {w}"})] for w in WORDS] + [FINAL]
+        main = ToolCallingAgent(tools=[], model=ScriptedModel(plan), managed_agents=[sub], max_steps=20)
+    guard_agent(main, Guard(), share_subagents=True)
+    main.run("go")
+    return len(probe.runs)
+
+
+def test_a_shared_helpers_repeated_look_up_counts_whatever_the_manager() -> None:
+    """The helper's steps start again at 1 in each delegation: its calls still count from one
+    delegation to the next, under a manager whose own calls have rounds or not."""
+    by_code, by_tool_calls = shared_helper_look_ups("code"), shared_helper_look_ups("tool calls")
+
+    assert by_tool_calls < len(WORDS)  # the repeated look-up was refused
+    assert by_code == by_tool_calls

@@ -178,8 +178,9 @@ def _install(agent: Any, guard: Guard, scope: _RunScope, share: bool) -> None:
 
 
 def _step_of(agent: Any) -> Callable[[], Any]:
-    """The agent's current step, the round of the calls it issues: its name, ``step_number``
-    and the length of its memory (``step_number`` starts again in a continued run). Holds
+    """The agent's current step, the round of the calls it issues: its name, the number of runs
+    it began, ``step_number`` and the length of its memory (``step_number`` starts again in a
+    continued run, and in each delegation to a managed agent, whose memory starts afresh). Holds
     the agent weakly (its tools hold this). None for any agent but a ``ToolCallingAgent``: a
     ``CodeAgent``'s calls run one after another in its code, not in parallel, and a loop in
     that code repeating one call must count every call."""
@@ -189,10 +190,19 @@ def _step_of(agent: Any) -> Callable[[], Any]:
 
     def step() -> Any:
         agent = ref()
+        if agent is None:
+            return None
         memory = getattr(getattr(agent, "memory", None), "steps", ())
-        return None if agent is None else (name, getattr(agent, "step_number", None), len(memory))
+        return name, vars(agent).get(_RUNS, 0), getattr(agent, "step_number", None), len(memory)
 
     return step
+
+
+_RUNS = "_loopfuse_runs"  # how many runs an agent began: its steps start again at 1 in each
+
+
+def _began_run(agent: Any) -> None:
+    vars(agent)[_RUNS] = vars(agent).get(_RUNS, 0) + 1
 
 
 def _guard_managed(managed: Any, guard: Guard, parent: _RunScope, share: bool) -> _RunScope:
@@ -212,6 +222,7 @@ def _restart_scope_on_run(agent: Any, scope: _RunScope, continued: bool) -> None
 
     def guarded_run(task: str, *args: Any, **kwargs: Any) -> Any:
         vars(agent)[_INSTALLED].limit.check("max_steps", kwargs.get("max_steps"))
+        _began_run(agent)
         if not continued or kwargs.get("reset", args[1] if len(args) > 1 else True):
             scope.new_run()
         else:
@@ -302,6 +313,7 @@ class _GuardedDelegation:
         return _guarded_call(self._guard, self._parent, name, call, run, self._step())
 
     def _delegate(self, *args: Any, **kwargs: Any) -> Any:
+        _began_run(self._managed)
         try:
             return self._managed(*args, **kwargs)
         finally:
