@@ -1,5 +1,6 @@
-"""OpenAI Agents SDK: a ``SandboxAgent``'s capability tools (the shell, the filesystem), which the
-SDK builds afresh for each run, are guarded like its function tools."""
+"""OpenAI Agents SDK, tools beyond function tools: a ``SandboxAgent``'s capability tools (the
+shell, the filesystem), which the SDK builds afresh for each run, are guarded like its function
+tools; a tool the guard cannot reach is named in a warning."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import logging
 from typing import Literal
 
 import pytest
-from agents import RunConfig, Runner, Tool, function_tool
+from agents import Agent, CustomTool, RunConfig, Runner, Tool, function_tool
 from agents.exceptions import ToolInputGuardrailTripwireTriggered
 from agents.sandbox import ExecResult, SandboxAgent, SandboxRunConfig
 from agents.sandbox.capabilities import Capability, Shell
@@ -53,3 +54,11 @@ def test_capability_tools_it_cannot_guard_are_named(caplog: pytest.LogCaptureFix
         guard_agent(agent, Guard())
     warned = [r.getMessage() for r in caplog.records if "not guarded" in r.getMessage()]
     assert len(warned) == 1 and "Notes" in warned[0] and "coder" in warned[0]
+
+
+def test_a_tool_the_sdk_runs_here_without_guardrails_is_named(caplog: pytest.LogCaptureFixture) -> None:
+    sql = CustomTool(name="sql", description="Run SQL.", on_invoke_tool=lambda context, text: "0 rows")
+    with caplog.at_level(logging.WARNING, logger="loopfuse"):
+        guard_agent(Agent(name="analyst", tools=[sql]), Guard())
+    warned = [r.getMessage() for r in caplog.records if "not guarded" in r.getMessage()]
+    assert len(warned) == 1 and "'sql'" in warned[0] and "CustomTool" in warned[0]

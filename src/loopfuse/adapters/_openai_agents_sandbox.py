@@ -10,13 +10,12 @@ warning.
 from __future__ import annotations
 
 import dataclasses
-import logging
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["guard_capabilities"]
+from ..incidents import logger
 
-logger = logging.getLogger("loopfuse")
+__all__ = ["guard_capabilities"]
 
 
 def guard_capabilities(agent: Any, attach: Callable[[Any], None], owner: object) -> None:

@@ -68,6 +68,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
 from .._untrusted import error_text
 from ..errors import LoopAbortedError
 from ..guard import Guard
+from ..incidents import logger
 from ._common import HostLimit, PendingWarnings, Scope, ScopeTable, stop_error, with_warning
 from ._openai_agents_runs import INVOCATION, Invocation, run_of
 from ._openai_agents_sandbox import guard_capabilities
@@ -267,9 +268,23 @@ def _collect(agent: Any, agents: list[Any], targets: list[Any]) -> None:
         if isinstance(tool, FunctionTool):
             targets.append(tool)
             _collect(getattr(tool, "_agent_instance", None), agents, targets)
+        elif type(tool).__name__ in _RUN_HERE_UNGUARDED:
+            logger.warning(
+                "loopfuse: tool %r of agent %r (a %s) is not guarded: the guard sees function tools "
+                "and MCP servers",
+                getattr(tool, "name", "?"),
+                getattr(agent, "name", "?"),
+                type(tool).__name__,
+            )
     targets.extend(agent.mcp_servers)
     for handoff in agent.handoffs:
         _collect(_handoff_agent(handoff), agents, targets)
+
+
+# The SDK's tools it runs in this process without tool guardrails (hosted tools run at OpenAI's).
+_RUN_HERE_UNGUARDED = frozenset(
+    {"ApplyPatchTool", "ComputerTool", "CustomTool", "LocalShellTool", "ShellTool"}
+)
 
 
 def _check_unguarded_by_others(target: Any, runs: _Runs) -> None:
