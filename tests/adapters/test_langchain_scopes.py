@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware.types import InputAgentState
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, MessagesState, StateGraph
 
 from loopfuse import Guard
 from loopfuse.adapters.langchain import LoopfuseMiddleware
@@ -41,18 +43,24 @@ async def test_a_run_stopped_for_looping_leaves_no_state_behind() -> None:
     assert guard.stats()["agents"] == 0
 
 
-def twice_in_a_thread(guard: Guard, **options: Any) -> Counter:
-    """Two invocations of one thread, each searching the same thing twice."""
+def twice_in_a_thread(guard: Guard, *, as_node: bool = False, **options: Any) -> Counter:
+    """Two invocations of one thread, each searching the same thing twice; ``as_node``: the agent
+    is a node of a parent graph, which has the thread's checkpointer."""
     counter = Counter()
     model = ScriptedChatModel(
         script=lambda n, m: calls(("search", {"q": SECRET})) if n % 3 < 2 else AIMessage(content="ok")
     )
-    agent = create_agent(
+    agent: Any = create_agent(
         model,
         [counter.tool()],
         middleware=[LoopfuseMiddleware(guard, **options)],
-        checkpointer=InMemorySaver(),
+        checkpointer=None if as_node else InMemorySaver(),
     )
+    if as_node:
+        parent = StateGraph(MessagesState)
+        parent.add_node("assistant", agent)
+        parent.add_edge(START, "assistant")
+        agent = parent.compile(checkpointer=InMemorySaver())
     thread: RunnableConfig = {**CONFIG, "configurable": {"thread_id": "t"}}
     agent.invoke(GO, thread)
     agent.invoke({"messages": [HumanMessage("again")]}, thread)
@@ -65,9 +73,10 @@ def test_each_invocation_of_a_thread_is_a_run_of_its_own() -> None:
     assert guard.stats()["agents"] == 0  # each run's state went when it ended
 
 
-def test_a_shared_thread_keeps_its_state_for_the_next_invocation() -> None:
+@pytest.mark.parametrize("as_node", [False, True])
+def test_a_shared_thread_keeps_its_state_for_the_next_invocation(as_node: bool) -> None:
     guard = Guard.from_config(LIMITS)
-    assert twice_in_a_thread(guard, share_thread=True).runs == 3  # 2 + 1 allowed, then denied
+    assert twice_in_a_thread(guard, as_node=as_node, share_thread=True).runs == 3  # 2 + 1, then denied
     assert guard.stats()["agents"] == 1
 
 

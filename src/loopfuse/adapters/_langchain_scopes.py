@@ -63,8 +63,12 @@ def _thread_of(config: Any) -> Any:
 
 
 def _nested(base: str, runtime: Any, config: Any) -> str:
+    """``base`` within the namespace of the graph node it runs in (a sub-agent called from a tool
+    has its own scope), without LangGraph's task ids: each entry of a node is a task of its own,
+    and a thread shared across invocations must stay one scope."""
     parent = _namespace(runtime, config).rpartition("|")[0]
-    return f"{base} in {parent}" if parent else base
+    nodes = "|".join(part.partition(":")[0] for part in parent.split("|") if part and not part.isdigit())
+    return f"{base} in {nodes}" if nodes else base
 
 
 def _namespace(runtime: Any, config: Any) -> str:
