@@ -1,8 +1,7 @@
 """How the guard names an agent: one rule for the Redis key and the incident log's label.
 
-An agent is a non-empty string, or an object whose first id attribute (``id``,
-``agent_id``, ``session_id``, ``name``, ``uuid``, in that order) is a non-empty string,
-a UUID or an integer. Reading the agent never raises: an object whose attributes raise
+An agent is a non-empty string, a UUID or an integer (not a bool), or an object whose first id
+attribute (``id``, ``agent_id``, ``session_id``, ``name``, ``uuid``, in that order) is one. Reading the agent never raises: an object whose attributes raise
 when read simply has no name. The in-process store also keys agents without a name (by
 identity or by value); the Redis store cannot, and such an agent fails open there.
 """
@@ -26,8 +25,9 @@ class AgentIdentityError(ConfigError):
 def agent_name(agent: Any) -> str | None:
     """The agent's name under the rule above, or None when it has none."""
     try:
-        if type(agent) is str or isinstance(agent, str):
-            return str.__str__(agent) or None
+        own = _id_value(agent)
+        if own is not None or isinstance(agent, str):
+            return own
         for attribute in ID_ATTRIBUTES:
             name = _id_value(getattr(agent, attribute, None))
             if name is not None:

@@ -138,7 +138,7 @@ def test_one_naming_rule_for_redis_keys_and_log_labels() -> None:
     assert agent_label(Agent(token="s3cret", model="m")) == {"agent_keys": ["model", "token"]}
     assert agent_name(getattr_raising(RuntimeError)) is None
     assert agent_label(getattr_raising(RuntimeError)) == {"agent_keys": []}
-    assert agent_label(42) == "42" and agent_name(42) is None
+    assert agent_label(42) == agent_name(42) == "42" and agent_name(True) is None
 
 
 def test_an_agent_whose_str_raises_still_gets_loop_aborted() -> None:

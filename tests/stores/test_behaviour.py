@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import Any
+
+import pytest
 
 from loopfuse import Decision, Guard
 from loopfuse.testing import RecordingListener
@@ -142,6 +145,23 @@ def test_agent_without_string_id(make_guard: GuardFactory) -> None:
         agent: object = Anonymous()
         assert run(guard, "AA", agent=agent) == [OK, (False, "duplicate", 1, 1)]
         return
-    for agent in (Anonymous(), 42, "", Named("")):  # no name every process agrees on
+    for agent in (Anonymous(), True, "", Named("")):  # no name every process agrees on
         assert run(guard, "AA", agent=agent) == [OK, OK]  # fails open, counted
     assert guard.stats()["fail_open"]["agent_identity"] == 8
+
+
+@pytest.mark.parametrize("agent", [uuid.UUID("6f1c2a4e-93d1-4d0b-8c39-2f5d9a7e1b20"), 42])
+def test_a_uuid_or_an_integer_is_an_agents_name(make_guard: GuardFactory, agent: object) -> None:
+    """``agent=session.id`` where the id is a UUID or an integer: an agent on both stores."""
+    guard = make_guard(only_window(1, 10))
+    assert run(guard, "AA", agent=agent) == [OK, (False, "duplicate", 1, 1)]
+    assert guard.stats()["fail_open"] == {}
+
+
+@pytest.mark.parametrize("idle", [1e14, 1e18])
+def test_an_agent_idle_time_of_ages_is_never(make_guard: GuardFactory, idle: float) -> None:
+    """``agent_idle_seconds = 1e18`` ("never expire"): Redis takes an expiry of ages, not the
+    number Lua writes for it (``1e+21``), which it refuses."""
+    guard = make_guard({**only_window(1, 10), "guard": {"agent_idle_seconds": idle}})
+    assert run(guard, "AA") == [OK, (False, "duplicate", 1, 1)]
+    assert guard.stats()["fail_open"] == {}

@@ -37,6 +37,10 @@ from .redis_wire import Script
 
 __all__ = ["SUPPORTED_KINDS", "RedisStore", "agent_id", "redacted"]
 
+# The longest expiry the scripts set (about 317 years): Lua writes a larger number of
+# milliseconds in exponent form ("1e+17"), which PEXPIRE refuses.
+_TTL_MS_MAX = 10**13
+
 _NEAR_WANTED = 1  # decide.lua's reply: send the call again with its near-duplicate key
 
 
@@ -96,7 +100,7 @@ class RedisStore:
         self._spec = spec
         self._key_prefix = self._prefix if self._prefix is not None else spec.prefix
         expiry = self._idle_expiry if self._idle_expiry is not None else spec.idle_seconds
-        self._ttl_ms = max(1, round(expiry * 1000))
+        self._ttl_ms = min(max(1, round(expiry * 1000)), _TTL_MS_MAX)
         self._scripts = ScriptSet(breakers, spec.window, self._ttl_ms, spec.warners)
         scripts, library = self._scripts, self._scripts.library if spec.redis_functions else ""
         self._decide = Script(scripts.decide, library, scripts.functions[0])
