@@ -31,6 +31,7 @@ class ClaudeRun:
     messages: list[Any] = field(default_factory=list)
     tool_runs: list[dict[str, Any]] = field(default_factory=list)
     model_requests: list[dict[str, Any]] = field(default_factory=list)
+    home: str = ""  # the CLI's config directory: its session transcripts are under projects/
 
     def results_seen_by_model(self) -> list[dict[str, Any]]:
         return tool_results(self.model_requests[-1]["messages"]) if self.model_requests else []
@@ -85,7 +86,7 @@ async def run_claude(
         text = probe_body(args) if probe_body else "the same result"  # loops get the same answer
         return {"content": [{"type": "text", "text": text}]}
 
-    home = tempfile.mkdtemp(prefix="loopfuse-claude-")
+    home = run.home = tempfile.mkdtemp(prefix="loopfuse-claude-")
     with FakeAnthropic(script) as fake:
         options = ClaudeAgentOptions(
             mcp_servers={"t": create_sdk_mcp_server("t", tools=[probe])},

@@ -2,8 +2,8 @@
 
 Each line is one record: ``{"type": "assistant"|"user"|..., "sessionId", "uuid",
 "parentUuid", "isSidechain", "timestamp", "message": {"role", "content": [blocks]}}``.
-A ``tool_use`` block (``id``, ``name``, ``input``) is a call; a later ``tool_result``
-block (``tool_use_id``, ``content``, ``is_error``) is its result. Sub-agents
+A ``tool_use`` block (``id``, ``name``, ``input``) of a ``user`` or ``assistant`` record is a
+call; a later ``tool_result`` block (``tool_use_id``, ``content``, ``is_error``) is its result. Sub-agents
 (``isSidechain: true``) are separate agents: named by ``agentId`` when recorded (newer
 versions write them to ``agent-<id>.jsonl``), else by the first record of their chain.
 Lines that mention no tool block and no sidechain are not parsed.
@@ -24,6 +24,9 @@ _TYPES = frozenset({"user", "assistant", "summary", "system", "file-history-snap
 _MARKERS = ("sessionId", "parentUuid", "leafUuid", "messageId", "isSidechain")
 _WANTED = ('"tool_use"', '"tool_result"', '"isSidechain":true', '"isSidechain": true')
 _CHAIN_LIMIT = 100_000
+# The records that are the conversation's messages. Others may hold messages too: since CLI 2.1
+# an ``api-request-blob`` record logs each request's whole conversation, every earlier call again.
+_MESSAGES = frozenset({"user", "assistant"})
 
 
 def looks_claude_code(row: dict[str, Any]) -> bool:
@@ -37,7 +40,7 @@ def read_claude_code(path: Path, tally: ReadTally) -> Iterator[ToolCall]:
     for row in json_lines(path, tally, _WANTED):
         if queue is None:
             queue = CallQueue(str(row.get("sessionId") or path.stem))
-        message = row.get("message")
+        message = row.get("message") if row.get("type") in _MESSAGES else None
         content = message.get("content") if isinstance(message, dict) else None
         agent = chains.agent(row)
         if isinstance(content, list):
