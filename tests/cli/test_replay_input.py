@@ -3,6 +3,7 @@ naming the file and why, as ``scan`` (the same check); inside a folder such file
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -41,3 +42,21 @@ def test_a_named_file_that_cannot_be_read_exits_2() -> None:
         done = loopfuse_unprivileged("replay", str(locked))
     assert done.returncode == 2, done.stdout
     assert f"cannot read {locked}: Permission denied" in done.stderr
+
+
+def test_a_tool_name_that_is_no_valid_unicode_is_printed_not_fatal(tmp_path: Path) -> None:
+    """A tool name with a lone surrogate (``\\ud83d`` in the JSON: a name cut mid-emoji) in a
+    session whose loop replay reports: shown as U+FFFD, not a traceback."""
+    lines = []
+    for n in range(8):
+        use = {"type": "tool_use", "id": f"t{n}", "name": "probe\\ud83d", "input": {"q": "x"}}
+        result = {"type": "tool_result", "tool_use_id": f"t{n}", "content": "the same answer"}
+        lines.append(json.dumps({"type": "assistant", "sessionId": "s", "message": {"content": [use]}}))
+        lines.append(json.dumps({"type": "user", "sessionId": "s", "message": {"content": [result]}}))
+    session = tmp_path / "session.jsonl"
+    session.write_text("\n".join(lines).replace("\\\\ud83d", "\\ud83d") + "\n")
+
+    done = run_cli("replay", str(session))
+
+    assert done.returncode == 0, done.stderr
+    assert "probe\ufffd" in done.stdout and "duplicate" in done.stdout

@@ -15,6 +15,16 @@ from ..guard import Guard
 __all__ = ["found_config", "named_but_unread", "shadow_guard", "unusable_file", "usage_error"]
 
 
+def shown(text: str) -> str:
+    """``text`` with each lone surrogate (from undecodable bytes, or a name cut mid-emoji) as
+    U+FFFD: no output can encode one."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
 def usage_error(message: str) -> int:
     print(f"loopfuse: {message}", file=sys.stderr)
     return 2

@@ -17,7 +17,7 @@ from ..analysis.transcripts.base import ReadTally
 from ..analysis.transcripts.detect import Source, read_source, sources
 from ..errors import ConfigError
 from ..guard import Guard
-from .common import named_but_unread, shadow_guard, unusable_file, usage_error
+from .common import named_but_unread, shadow_guard, shown, unusable_file, usage_error
 
 __all__ = ["register", "run"]
 
@@ -61,13 +61,13 @@ def _replay_source(source: Source, guard: Guard, tally: ReadTally) -> None:
 
 
 def _print_run(title: str, reports: list[AgentReplay]) -> None:
-    print(f"== {title}")
+    print(shown(f"== {title}"))
     denials = [d for r in reports for d in r.denials]
     if denials:
         print(f"  {'step':>6}  {'agent':<16} {'tool':<20} {'kind':<10} count/limit")
     for d in denials:
-        print(f"  {d.step:>6}  {d.agent:<16} {d.tool:<20} {d.kind:<10} {d.count}/{d.limit}")
+        print(shown(f"  {d.step:>6}  {d.agent:<16} {d.tool:<20} {d.kind:<10} {d.count}/{d.limit}"))
     print(f"  {'agent':<16} {'calls':>6} {'denied':>7} {'first denial':>13} {'saved':>6}")
     for r in reports:
         first = "-" if r.first_denial_step is None else str(r.first_denial_step)
-        print(f"  {r.agent:<16} {r.calls:>6} {len(r.denials):>7} {first:>13} {r.saved:>6}")
+        print(shown(f"  {r.agent:<16} {r.calls:>6} {len(r.denials):>7} {first:>13} {r.saved:>6}"))

@@ -32,7 +32,7 @@ from ..analysis.transcripts.detect import (
 from ..config import GuardConfig
 from ..errors import ConfigError
 from ..guard import Guard
-from .common import found_config, named_but_unread, unusable_file, usage_error
+from .common import found_config, named_but_unread, shown, unusable_file, usage_error
 from .scan_charts import CHART_LIMIT, ChartedRows, breaker_configs, breaker_markers
 from .scan_output import common_root, print_json, print_table, root_label, shown_path, skipped_list
 from .scan_progress import Progress
@@ -182,10 +182,7 @@ def _write_html(
 
 def _utf8(text: str) -> bytes:
     """``text`` in UTF-8, each lone surrogate as U+FFFD."""
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
+    return shown(text).encode("utf-8")
 
 
 def _write_whole(target: Path, page: str) -> None:
