@@ -192,3 +192,31 @@ def test_an_html_report_of_text_that_is_not_valid_unicode_is_written(cli: CLI, t
     assert done.returncode == 0, done.stderr
     assert "run\ufffd" in report.read_text(encoding="utf-8")
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_pydantic_ai_messages_are_no_gemini_session_however_written(
+    cli: CLI, tmp_path: Path, indent: int | None
+) -> None:
+    """Pydantic AI's ``all_messages_json()`` holds ``parts`` as a Gemini session does, but no
+    ``role``: a format loopfuse does not read, compact or indented (it was read as Gemini, compact,
+    and found no call)."""
+    pydantic_ai = pytest.importorskip("pydantic_ai")
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+
+    def model(messages: Any, info: Any) -> ModelResponse:
+        if len(messages) > 1:
+            return ModelResponse(parts=[TextPart("done")])
+        return ModelResponse(parts=[ToolCallPart("search", {"q": "x"})])
+
+    agent = pydantic_ai.Agent(FunctionModel(model))
+    agent.tool_plain(lambda q: "3 results", name="search")
+    messages = json.loads(agent.run_sync("go").all_messages_json())
+    exported = tmp_path / "messages.json"
+    exported.write_text(json.dumps(messages, indent=indent))
+
+    done = cli("scan", str(exported))
+
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith("in a format loopfuse reads (JSON of another shape)")

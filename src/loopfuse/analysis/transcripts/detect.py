@@ -246,7 +246,7 @@ def _classify_list(value: Any) -> str | None:
     if not isinstance(value, list) or not value or not isinstance(value[0], dict):
         return None
     first = value[0]
-    if "parts" in first:
+    if "parts" in first and "role" in first:  # (Pydantic AI's messages have parts, no role)
         return "gemini"
     if looks_openhands(first):
         return "openhands-json"
