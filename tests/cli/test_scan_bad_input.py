@@ -195,7 +195,7 @@ def test_an_html_report_of_text_that_is_not_valid_unicode_is_written(cli: CLI, t
 
 
 @pytest.mark.parametrize("indent", [None, 2])
-def test_pydantic_ai_messages_are_no_gemini_session_however_written(
+async def test_pydantic_ai_messages_are_no_gemini_session_however_written(
     cli: CLI, tmp_path: Path, indent: int | None
 ) -> None:
     """Pydantic AI's ``all_messages_json()`` holds ``parts`` as a Gemini session does, but no
@@ -212,7 +212,7 @@ def test_pydantic_ai_messages_are_no_gemini_session_however_written(
 
     agent = pydantic_ai.Agent(FunctionModel(model))
     agent.tool_plain(lambda q: "3 results", name="search")
-    messages = json.loads(agent.run_sync("go").all_messages_json())
+    messages = json.loads((await agent.run("go")).all_messages_json())
     exported = tmp_path / "messages.json"
     exported.write_text(json.dumps(messages, indent=indent))
 
