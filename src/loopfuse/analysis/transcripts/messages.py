@@ -1,8 +1,11 @@
-"""Chat messages: OpenAI chat-completions and Anthropic Messages, as JSON or JSON lines.
+"""Chat messages: OpenAI chat-completions and Responses items, Anthropic Messages, as JSON or
+JSON lines.
 
 OpenAI: an ``assistant`` message with ``tool_calls: [{"id", "type": "function",
 "function": {"name", "arguments"}}]`` (or the legacy ``function_call``), answered by
-``{"role": "tool", "tool_call_id", "content"}`` (or ``{"role": "function", "name"}``).
+``{"role": "tool", "tool_call_id", "content"}`` (or ``{"role": "function", "name"}``); or, among
+Responses API items (the OpenAI Agents SDK's ``result.to_input_list()``), a ``function_call``
+item answered by a ``function_call_output`` with the same ``call_id``.
 Anthropic: ``content`` blocks ``{"type": "tool_use", "id", "name", "input"}`` answered
 by ``{"type": "tool_result", "tool_use_id", "content", "is_error"}``.
 
@@ -68,6 +71,9 @@ class _Legacy:
 def _message(message: dict[str, Any], queue: CallQueue, legacy: _Legacy) -> Iterator[ToolCall]:
     role = message.get("role")
     time = parse_time(message.get("timestamp") or message.get("created_at"))
+    if message.get("type") in _RESPONSES_ITEMS:
+        yield from _responses_item(message, queue, time)
+        return
     agent = str(message.get("name") or "main") if role == "assistant" else "main"
     calls = message.get("tool_calls")
     for call in calls if isinstance(calls, list) else ():
@@ -83,6 +89,20 @@ def _message(message: dict[str, Any], queue: CallQueue, legacy: _Legacy) -> Iter
     content = message.get("content")
     if isinstance(content, list):
         yield from _anthropic_blocks(content, queue, agent, time)
+
+
+_RESPONSES_ITEMS = frozenset({"function_call", "function_call_output"})
+
+
+def _responses_item(item: dict[str, Any], queue: CallQueue, time: float | None) -> Iterator[ToolCall]:
+    """A Responses API item: a ``function_call`` (``call_id``, ``name``, ``arguments``) or the
+    ``function_call_output`` (``call_id``, ``output``) answering it."""
+    if item["type"] == "function_call_output":
+        yield from queue.resolve(item.get("call_id"), item.get("output"), None)
+    elif isinstance(item.get("name"), str):
+        yield from queue.add(
+            item.get("call_id"), "main", item["name"], parse_arguments(item.get("arguments")), time
+        )
 
 
 def _openai_call(call: Any, queue: CallQueue, agent: str, time: float | None) -> Iterator[ToolCall]:
