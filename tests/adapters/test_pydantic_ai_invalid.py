@@ -76,3 +76,19 @@ async def test_request_limit_below_the_escalation_point(
     found = warnings(caplog)
     assert len(found) == warned
     assert not warned or ("request_limit=7" in found[0] and "request_limit >= 8" in found[0])
+
+
+async def replies_until_stopped(call: tuple[str, dict[str, str]], per_reply: int) -> int:
+    model = ScriptedModel(lambda n: [call] * per_reply)
+    with pytest.raises(LoopAbortedError):
+        await make_agent(model, Guard(), Counter(), retries=50).run("find it")
+    return model.turns
+
+
+@pytest.mark.parametrize(
+    "call", [("serch", {"q": "acme"}), ("search", {"query": "acme"})], ids=["unknown", "args"]
+)
+async def test_a_reply_of_several_bad_calls_is_one_invalid_turn(call: tuple[str, dict[str, str]]) -> None:
+    """Replies of 1 or 3 calls of a missing tool (or with arguments the tool rejects) are stopped
+    after as many replies: the guard counts replies with no usable call, not calls."""
+    assert await replies_until_stopped(call, 3) == await replies_until_stopped(call, 1) == 8

@@ -49,6 +49,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
         "loopfuse.adapters.pydantic_ai needs Pydantic AI v2: pip install 'loopfuse[pydantic-ai]'"
     ) from exc
 
+from ..decision import Decision
 from ..guard import Guard
 from ._common import HostLimit, PendingCalls, jsonable, stop_error, with_warning
 
@@ -62,10 +63,12 @@ class LoopfuseCapability(AbstractCapability[Any]):
     guard: Guard
     _limit: HostLimit = field(init=False, repr=False, compare=False)
     _running: PendingCalls[_Running] = field(init=False, repr=False, compare=False)
+    _rejected: PendingCalls[Decision] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._limit = HostLimit(self.guard, "Pydantic AI")
         self._running = PendingCalls()
+        self._rejected = PendingCalls()  # (scope, run step): the invalid turn of that reply
 
     async def wrap_run(self, ctx: RunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
         try:
@@ -97,9 +100,13 @@ class LoopfuseCapability(AbstractCapability[Any]):
         args: Any,
         error: ValidationError | ModelRetry,
     ) -> dict[str, Any]:
-        """Arguments the tool rejects: an invalid turn; Pydantic AI's retry, or the denial."""
+        """Arguments the tool rejects: an invalid turn (one for all the reply's calls it rejects);
+        Pydantic AI's retry, or the denial."""
         scope = _scope(ctx)
-        decision = await self.guard.anote_invalid(scope, reason="arguments rejected")
+        decision = self._rejected.get((scope, ctx.run_step))
+        if decision is None:
+            decision = await self.guard.anote_invalid(scope, reason="arguments rejected")
+            self._rejected.put((scope, ctx.run_step), decision)
         if decision.allowed:
             raise error
         if decision.escalate:
@@ -113,17 +120,18 @@ class LoopfuseCapability(AbstractCapability[Any]):
         messages = request_context.messages
         last = messages[-1] if messages else None
         if isinstance(last, ModelRequest):
-            for part in last.parts:
-                if isinstance(part, ToolReturnPart) and _unknown_tool(part):
-                    await self._invalid_call(ctx, part)
+            unknown = [p for p in last.parts if isinstance(p, ToolReturnPart) and _unknown_tool(p)]
+            if unknown:
+                await self._invalid_calls(ctx, unknown)
         return request_context
 
-    async def _invalid_call(self, ctx: RunContext[Any], part: ToolReturnPart[Any]) -> None:
+    async def _invalid_calls(self, ctx: RunContext[Any], parts: list[ToolReturnPart[Any]]) -> None:
+        """The reply's calls of unknown tools: one invalid turn, whose denial answers each."""
         scope = _scope(ctx)
         decision = await self.guard.anote_invalid(scope, reason="unknown tool")
         if decision.escalate:
             raise stop_error(self.guard, decision, scope)
-        if not decision.allowed:
+        for part in parts if not decision.allowed else ():
             part.content = decision.message or ""
 
     async def after_tool_execute(
