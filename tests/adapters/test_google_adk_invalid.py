@@ -89,3 +89,13 @@ async def test_max_llm_calls_below_the_escalation_point(
     found = warnings(caplog)
     assert len(found) == warned
     assert not warned or ("max_llm_calls=7" in found[0] and "max_llm_calls >= 8" in found[0])
+
+
+async def model_calls_until_stopped(per_turn: int) -> int:
+    model = ScriptedLlm(plan=[[call("serch", q="x")] * per_turn])
+    await run(LlmAgent(name="main", model=model, tools=[Probe().tool("main")]), [LoopfusePlugin(Guard())])
+    return model.calls
+
+
+async def test_a_turn_of_several_calls_of_missing_tools_is_one_invalid_turn() -> None:
+    assert await model_calls_until_stopped(3) == await model_calls_until_stopped(1) == 8

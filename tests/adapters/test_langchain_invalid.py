@@ -146,3 +146,13 @@ def test_tools_with_injected_arguments_are_judged_by_langgraph_alone() -> None:
     agent = create_agent(model, [remember], middleware=[LoopfuseMiddleware(guard)])
     assert agent.invoke({"messages": [HumanMessage("go")]}, CONFIG)["messages"][-1].content == "done"
     assert runs == ["n1"] and guard.stats()["allowed"] == 1
+
+
+def turns_until_stopped(per_turn: int) -> int:
+    model = ScriptedChatModel(script=lambda n, m: calls(*[("serch", {"q": "acme"})] * per_turn))
+    agent_with(model, Counter(), Guard()).invoke({"messages": [HumanMessage("go")]}, CONFIG)
+    return model.turns
+
+
+def test_a_turn_of_several_calls_of_missing_tools_is_one_invalid_turn() -> None:
+    assert turns_until_stopped(3) == turns_until_stopped(1) == 8

@@ -107,3 +107,14 @@ def test_a_guard_goes_when_its_agents_and_formatters_do() -> None:
     del guard, agent, formatter
     gc.collect()
     assert alive() is None
+
+
+async def model_turns_until_stopped(per_turn: int) -> int:
+    model, guard = ScriptedModel(lambda n: calls(*[("serch", {"q": "acme"})] * per_turn)), Guard()
+    with pytest.raises(ToolInputGuardrailTripwireTriggered):
+        await run(guard_agent(Agent(name="main", model=model, tools=[Counter().tool()]), guard), guard)
+    return model.turns
+
+
+async def test_a_turn_of_several_calls_of_missing_tools_is_one_invalid_turn() -> None:
+    assert await model_turns_until_stopped(3) == await model_turns_until_stopped(1) == 8

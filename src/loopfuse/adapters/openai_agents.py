@@ -66,10 +66,11 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     ) from exc
 
 from .._untrusted import error_text
+from ..decision import Decision
 from ..errors import LoopAbortedError
 from ..guard import Guard
 from ..incidents import logger
-from ._common import HostLimit, PendingWarnings, Scope, ScopeTable, stop_error, with_warning
+from ._common import HostLimit, PendingCalls, PendingWarnings, Scope, ScopeTable, stop_error, with_warning
 from ._openai_agents_runs import INVOCATION, Invocation, run_of
 from ._openai_agents_sandbox import guard_capabilities
 
@@ -137,6 +138,7 @@ class _Runs:
         self.stops: weakref.WeakKeyDictionary[Scope, LoopAbortedError] = weakref.WeakKeyDictionary()
         self.turns: weakref.WeakKeyDictionary[Scope, int] = weakref.WeakKeyDictionary()
         self.warnings = PendingWarnings()
+        self.invalid_turns: PendingCalls[Decision] = PendingCalls()  # (scope, model call): its decision
         self.failures: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self.guardrails = (_input_guardrail(self), _output_guardrail(self))
 
@@ -171,11 +173,17 @@ class _Runs:
             self.failures[context] = error_text(error)
 
     async def invalid_turn(self, usage: Any) -> str | None:
-        """Report an invalid turn of the agent the run last called the model for; the text
-        to answer it with when denied, else None."""
+        """Report an invalid turn of the agent the run last called the model for (once for all
+        the calls of missing tools of one of its responses); the text to answer it with when
+        denied, else None."""
         run = self.scopes.get(run_of(usage), _RUN)
         scope = self.scope(usage, self.current.get(run, "?") if isinstance(run, Scope) else "?")
-        decision = await self.guard.anote_invalid(scope, reason="unknown tool")
+        turn = (scope, self.round_of(scope))
+        decision = self.invalid_turns.get(turn) if turn[1] is not None else None
+        if decision is None:
+            decision = await self.guard.anote_invalid(scope, reason="unknown tool")
+            if turn[1] is not None:
+                self.invalid_turns.put(turn, decision)
         if decision.allowed:
             return None
         if decision.escalate and isinstance(scope, Scope):
