@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "WARNING_KEY",
     "HostLimit",
+    "InvalidTurns",
     "PendingCalls",
     "PendingWarnings",
     "Scope",
@@ -108,6 +109,35 @@ class PendingCalls(Generic[T]):
     def get(self, call: Hashable) -> T | None:
         """The value kept for ``call``, left in place."""
         return self._waiting.get(call) if self._waiting else None
+
+
+class InvalidTurns:
+    """The invalid turn of each model turn of a scope: noted once, at its first call with no
+    usable call (a missing tool's, rejected arguments), and shared by its others. A turn the
+    host cannot name (None) is noted for each call. Bounded, as ``PendingCalls``."""
+
+    def __init__(self) -> None:
+        self._decisions: PendingCalls[Decision] = PendingCalls()
+        self._lock = threading.Lock()
+
+    def note(self, guard: Guard, scope: Any, turn: Any, reason: str) -> Decision:
+        with self._lock:  # the calls of one turn may be decided in parallel threads
+            decision = self._decisions.get((scope, turn)) if turn is not None else None
+            if decision is None:
+                decision = guard.note_invalid(scope, reason=reason)
+                self._keep(scope, turn, decision)
+        return decision
+
+    async def anote(self, guard: Guard, scope: Any, turn: Any, reason: str) -> Decision:
+        decision = self._decisions.get((scope, turn)) if turn is not None else None
+        if decision is None:
+            decision = await guard.anote_invalid(scope, reason=reason)
+            self._keep(scope, turn, decision)
+        return decision
+
+    def _keep(self, scope: Any, turn: Any, decision: Decision) -> None:
+        if turn is not None:
+            self._decisions.put((scope, turn), decision)
 
 
 class PendingWarnings(PendingCalls[str]):

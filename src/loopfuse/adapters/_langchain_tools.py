@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import threading
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal, NotRequired
 
@@ -48,7 +47,7 @@ from pydantic import BaseModel, ValidationError
 from ..decision import Decision
 from ..errors import LoopAbortedError
 from ..guard import Guard
-from ._common import HostLimit, PendingCalls, stop_error, stopped_text, with_warning
+from ._common import HostLimit, InvalidTurns, PendingCalls, stop_error, stopped_text, with_warning
 from ._langchain_scopes import finished_run_scope, scope_of
 
 __all__ = ["LoopfuseMiddleware"]
@@ -83,8 +82,7 @@ class LoopfuseMiddleware(AgentMiddleware):
         self._schemas = _Schemas()
         self._in_agent = False  # create_agent runs this middleware's before_model each turn
         self._paused: PendingCalls[Decision] = PendingCalls()  # (scope, call id): awaiting a human
-        self._turns: PendingCalls[Decision] = PendingCalls()  # (scope, AIMessage id): its invalid turn
-        self._turns_lock = threading.Lock()
+        self._invalid = InvalidTurns()  # by the AIMessage of the call (round_of)
 
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]
@@ -94,7 +92,9 @@ class LoopfuseMiddleware(AgentMiddleware):
         if request.tool is None:
             return self._unlisted(request, handler(request), agent)
         if self._schemas.rejects(request.tool, args):
-            invalid = self._invalid(agent, request, "arguments rejected by the tool's schema")
+            invalid = self._invalid.note(
+                self.guard, agent, round_of(request), "arguments rejected by the tool's schema"
+            )
             return handler(request) if invalid.allowed else self._refusal(request, invalid, agent)
         decision = self._paused.pop((agent, request.tool_call["id"]))
         if decision is None:
@@ -118,7 +118,9 @@ class LoopfuseMiddleware(AgentMiddleware):
         if request.tool is None:
             return await self._aunlisted(request, await handler(request), agent)
         if self._schemas.rejects(request.tool, args):
-            invalid = await self._ainvalid(agent, request, "arguments rejected by the tool's schema")
+            invalid = await self._invalid.anote(
+                self.guard, agent, round_of(request), "arguments rejected by the tool's schema"
+            )
             return (
                 await handler(request) if invalid.allowed else await self._arefusal(request, invalid, agent)
             )
@@ -167,7 +169,7 @@ class LoopfuseMiddleware(AgentMiddleware):
         """A call of a tool the ToolNode does not have, after the inner handler answered it."""
         tool, args, _ = _call_of(request, self.share_thread)
         if _unknown_tool_answer(answer, tool):
-            invalid = self._invalid(agent, request, "unknown tool")
+            invalid = self._invalid.note(self.guard, agent, round_of(request), "unknown tool")
             return answer if invalid.allowed else self._refusal(request, invalid, agent)
         decision = self.guard.check(
             tool, args, agent, round=round_of(request)
@@ -180,7 +182,7 @@ class LoopfuseMiddleware(AgentMiddleware):
     async def _aunlisted(self, request: ToolCallRequest, answer: ToolResult, agent: str) -> ToolResult:
         tool, args, _ = _call_of(request, self.share_thread)
         if _unknown_tool_answer(answer, tool):
-            invalid = await self._ainvalid(agent, request, "unknown tool")
+            invalid = await self._invalid.anote(self.guard, agent, round_of(request), "unknown tool")
             return answer if invalid.allowed else await self._arefusal(request, invalid, agent)
         decision = await self.guard.acheck(tool, args, agent, round=round_of(request))
         if not decision.allowed:
@@ -204,27 +206,6 @@ class LoopfuseMiddleware(AgentMiddleware):
         scope = finished_run_scope(runtime, state, self.share_thread)
         if scope is not None:
             self.guard.forget(scope)
-
-    def _invalid(self, agent: str, request: ToolCallRequest, reason: str) -> Decision:
-        """The invalid turn of the model turn that issued ``request``: noted once for all its
-        calls with no usable call (of a tool the node lacks, or arguments its tool rejects)."""
-        turn = (agent, round_of(request))
-        with self._turns_lock:
-            decision = self._turns.get(turn) if turn[1] is not None else None
-            if decision is None:
-                decision = self.guard.note_invalid(agent, reason=reason)
-                if turn[1] is not None:
-                    self._turns.put(turn, decision)
-        return decision
-
-    async def _ainvalid(self, agent: str, request: ToolCallRequest, reason: str) -> Decision:
-        turn = (agent, round_of(request))
-        decision = self._turns.get(turn) if turn[1] is not None else None
-        if decision is None:
-            decision = await self.guard.anote_invalid(agent, reason=reason)
-            if turn[1] is not None:
-                self._turns.put(turn, decision)
-        return decision
 
     def _no_answer(self, exc: Exception, request: ToolCallRequest, agent: str, decision: Decision) -> bool:
         """Whether ``exc`` is LangGraph's control flow, not a failure: an interrupt (the call runs
@@ -298,17 +279,16 @@ def round_of(request: ToolCallRequest) -> Any:
 
 
 def _warned(result: ToolResult, decision: Decision, request: ToolCallRequest) -> ToolResult:
-    """``result`` with the decision's warning added to the content of its ToolMessage (for a
-    ``Command``, the ToolMessage answering this call among its ``update["messages"]``)."""
-    if decision.warning is None:
+    """``result`` with the decision's warning added to the content of the ToolMessage that
+    answers the call (``_answer``: the result, or one of a ``Command``'s messages)."""
+    answer = _answer(result, request) if decision.warning is not None else None
+    if answer is None:
         return result
-    if isinstance(result, ToolMessage):
-        return result.model_copy(update={"content": with_warning(result.content, decision.warning)})
-    update = result.update if isinstance(result, Command) else None
-    messages = update.get("messages") if isinstance(update, dict) else None
-    if isinstance(messages, list):
-        call_id = request.tool_call.get("id")
-        update["messages"] = [_warned(m, decision, request) if _answers(m, call_id) else m for m in messages]  # type: ignore[index]
+    warned = answer.model_copy(update={"content": with_warning(answer.content, decision.warning)})
+    if answer is result or not isinstance(result, Command):
+        return warned
+    update: Any = result.update
+    update["messages"] = [warned if m is answer else m for m in update["messages"]]
     return result
 
 

@@ -35,7 +35,16 @@ import contextvars
 import itertools
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ._common import HostLimit, PendingCalls, PendingWarnings, jsonable, require, stop_error, with_warning
+from ._common import (
+    HostLimit,
+    InvalidTurns,
+    PendingCalls,
+    PendingWarnings,
+    jsonable,
+    require,
+    stop_error,
+    with_warning,
+)
 
 require("google.adk", "google-adk")
 
@@ -71,7 +80,7 @@ class _Gate:
         self._stops: PendingCalls[str] = PendingCalls()  # invocation id -> the stop's text
         self._paused: PendingCalls[bool] = PendingCalls()  # invocations waiting on a long-running tool
         self._nested = _NestedStops()
-        self._turns: PendingCalls[Decision] = PendingCalls()  # (scope, response): its invalid turn
+        self._invalid = InvalidTurns()  # by the model response (round_of)
 
     def note_event(self, invocation_context: Any, event: Any) -> None:
         """Whether the invocation's newest event pauses it (a long-running tool awaits its answer)."""
@@ -104,7 +113,8 @@ class _Gate:
             run_config = getattr(tool_context, "run_config", None)
             self._limit.check("max_llm_calls", getattr(run_config, "max_llm_calls", None))
         if _unknown(tool):
-            return self._answer(await self._invalid(agent, round_of(tool_context)), agent, tool_context)
+            invalid = await self._invalid.anote(self.guard, agent, round_of(tool_context), "unknown tool")
+            return self._answer(invalid, agent, tool_context)
         decision = await self.guard.acheck(tool.name, args, agent, round=round_of(tool_context))
         if not decision.allowed:
             self._denied.add(_call_id(tool_context))
@@ -112,16 +122,6 @@ class _Gate:
             self._nested.enter(_call_id(tool_context))
         self._warnings.put(_call_id(tool_context), decision.warning)
         return self._answer(decision, agent, tool_context)
-
-    async def _invalid(self, agent: str, turn: Any) -> Decision:
-        """The invalid turn of the model response ``turn``: noted once for all its calls of
-        tools that do not exist."""
-        decision = self._turns.get((agent, turn)) if turn is not None else None
-        if decision is None:
-            decision = await self.guard.anote_invalid(agent, reason="unknown tool")
-            if turn is not None:
-                self._turns.put((agent, turn), decision)
-        return decision
 
     def _answer(self, decision: Decision, agent: str, tool_context: Any) -> dict[str, Any] | None:
         """None lets the call run (or ADK answer it); else the denial, or the stop."""

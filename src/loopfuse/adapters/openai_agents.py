@@ -66,11 +66,10 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     ) from exc
 
 from .._untrusted import error_text
-from ..decision import Decision
 from ..errors import LoopAbortedError
 from ..guard import Guard
 from ..incidents import logger
-from ._common import HostLimit, PendingCalls, PendingWarnings, Scope, ScopeTable, stop_error, with_warning
+from ._common import HostLimit, InvalidTurns, PendingWarnings, Scope, ScopeTable, stop_error, with_warning
 from ._openai_agents_runs import INVOCATION, Invocation, run_of
 from ._openai_agents_sandbox import guard_capabilities
 
@@ -138,7 +137,7 @@ class _Runs:
         self.stops: weakref.WeakKeyDictionary[Scope, LoopAbortedError] = weakref.WeakKeyDictionary()
         self.turns: weakref.WeakKeyDictionary[Scope, int] = weakref.WeakKeyDictionary()
         self.warnings = PendingWarnings()
-        self.invalid_turns: PendingCalls[Decision] = PendingCalls()  # (scope, model call): its decision
+        self.invalid_turns = InvalidTurns()  # by the agent's model call (round_of)
         self.failures: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self.guardrails = (_input_guardrail(self), _output_guardrail(self))
 
@@ -178,12 +177,7 @@ class _Runs:
         denied, else None."""
         run = self.scopes.get(run_of(usage), _RUN)
         scope = self.scope(usage, self.current.get(run, "?") if isinstance(run, Scope) else "?")
-        turn = (scope, self.round_of(scope))
-        decision = self.invalid_turns.get(turn) if turn[1] is not None else None
-        if decision is None:
-            decision = await self.guard.anote_invalid(scope, reason="unknown tool")
-            if turn[1] is not None:
-                self.invalid_turns.put(turn, decision)
+        decision = await self.invalid_turns.anote(self.guard, scope, self.round_of(scope), "unknown tool")
         if decision.allowed:
             return None
         if decision.escalate and isinstance(scope, Scope):

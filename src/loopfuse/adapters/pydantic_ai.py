@@ -49,9 +49,8 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
         "loopfuse.adapters.pydantic_ai needs Pydantic AI v2: pip install 'loopfuse[pydantic-ai]'"
     ) from exc
 
-from ..decision import Decision
 from ..guard import Guard
-from ._common import HostLimit, PendingCalls, jsonable, stop_error, with_warning
+from ._common import HostLimit, InvalidTurns, PendingCalls, jsonable, stop_error, with_warning
 
 __all__ = ["LoopfuseCapability"]
 
@@ -63,12 +62,12 @@ class LoopfuseCapability(AbstractCapability[Any]):
     guard: Guard
     _limit: HostLimit = field(init=False, repr=False, compare=False)
     _running: PendingCalls[_Running] = field(init=False, repr=False, compare=False)
-    _rejected: PendingCalls[Decision] = field(init=False, repr=False, compare=False)
+    _rejected: InvalidTurns = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._limit = HostLimit(self.guard, "Pydantic AI")
         self._running = PendingCalls()
-        self._rejected = PendingCalls()  # (scope, run step): the invalid turn of that reply
+        self._rejected = InvalidTurns()  # by the run step (one model reply)
 
     async def wrap_run(self, ctx: RunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
         try:
@@ -103,10 +102,7 @@ class LoopfuseCapability(AbstractCapability[Any]):
         """Arguments the tool rejects: an invalid turn (one for all the reply's calls it rejects);
         Pydantic AI's retry, or the denial."""
         scope = _scope(ctx)
-        decision = self._rejected.get((scope, ctx.run_step))
-        if decision is None:
-            decision = await self.guard.anote_invalid(scope, reason="arguments rejected")
-            self._rejected.put((scope, ctx.run_step), decision)
+        decision = await self._rejected.anote(self.guard, scope, ctx.run_step, "arguments rejected")
         if decision.allowed:
             raise error
         if decision.escalate:

@@ -42,6 +42,7 @@ nothing; guarding it with a different guard raises ``ValueError``.
 from __future__ import annotations
 
 import copy
+import inspect
 import itertools
 import secrets
 import weakref
@@ -257,16 +258,22 @@ def _tool_arguments(
     inputs (defaults applied), else by the order of the tool's ``inputs``, as smolagents passes
     them (a ``@tool`` function's ``forward`` takes ``self`` first; one made from a LangChain tool
     takes ``*args, **kwargs``)."""
-    by_signature = call_arguments(forward)
     names = tuple(getattr(tool, "inputs", None) or ())
+    if not names or _parameters(forward) <= set(names):
+        return call_arguments(forward)
 
     def arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        call = by_signature(args, kwargs)
-        if not names or set(call) <= set(names):
-            return call
         return {**dict(zip(names, args, strict=False)), **kwargs}
 
     return arguments
+
+
+def _parameters(fn: Callable[..., Any]) -> set[str]:
+    """The names of ``fn``'s parameters; one no input can have when it has no signature."""
+    try:
+        return set(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return {"*"}
 
 
 def _guarded_call(
