@@ -140,6 +140,26 @@ def test_bad_store_section(section: dict[str, Any], needle: str) -> None:
     assert needle in str(info.value) and "s3cret" not in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("url", "database"),
+    [
+        ("redis://127.0.0.1:1/abc", "'abc'"),
+        ("redis://127.0.0.1:1/0/1", "'0/1'"),
+        ("redis://127.0.0.1:1/-1", "'-1'"),
+        ("redis://127.0.0.1:1/?db=-1", "'-1'"),
+        ("unix:///tmp/redis.sock?db=one", "'one'"),
+    ],
+)
+def test_a_database_that_is_not_a_number_is_refused_at_construction(url: str, database: str) -> None:
+    with pytest.raises(ConfigError, match=r"\[store\] url") as info:
+        Guard(store=url)
+    assert f"the database {database} is not allowed: expected a number >= 0" in str(info.value)
+
+
+def test_a_numbered_database_is_allowed() -> None:
+    Guard(store="redis://127.0.0.1:1/3").close()
+
+
 def test_bad_on_store_error_argument() -> None:
     with pytest.raises(ConfigError, match="on_store_error"):
         Guard(on_store_error="ignore")
