@@ -88,3 +88,41 @@ def test_a_loop_of_a_tool_function_is_stopped() -> None:
     with pytest.raises(LoopAbortedError, match="duplicate"):
         agent.run("go")
     assert len(SEARCHES) == 5  # the reason is ignored (a default ignore_args): five identical searches
+
+
+class Snapshot(Tool):  # type: ignore[misc]  # Tool is Any: smolagents is untyped
+    name = "snapshot"
+    description = "Take a snapshot of the page."
+    inputs = {"page": {"type": "string", "description": "the page"}}  # noqa: RUF012
+    output_type = "image"
+
+    def forward(self, page: str) -> Any:
+        from PIL import Image
+
+        return Image.new("RGB", (2, 2))
+
+
+def test_a_denied_image_tools_call_answers_the_model_with_the_denial_text() -> None:
+    """smolagents makes whatever an image tool returns an image: the model read "Stored
+    'image.png' in memory" where the denial should be."""
+    model = ScriptedModel([[("snapshot", {"page": "home"})]] * 4 + [FINAL])
+    guard = Guard.from_config({"duplicate": {"limit": 2}})
+    agent = guard_agent(ToolCallingAgent(tools=[Snapshot()], model=model, max_steps=8), guard)
+
+    agent.run("go")
+
+    seen = observations(agent)
+    assert seen[:2] == ["Stored 'image.png' in memory."] * 2
+    assert all(o.startswith("loopfuse refused this snapshot call") for o in seen[2:4])
+    assert type(agent.state["image.png"]).__name__ == "AgentImage"
+
+
+def test_a_denied_image_tool_in_a_code_agent_returns_the_denial_text() -> None:
+    code = "<code>\n" + "\n".join("print(str(snapshot(page='home'))[:36])" for _ in range(3)) + "\n</code>"
+    final = "<code>\nfinal_answer('done')\n</code>"
+    guard = Guard.from_config({"duplicate": {"limit": 2}})
+    agent = guard_agent(CodeAgent(tools=[Snapshot()], model=ScriptedModel([code, final]), max_steps=3), guard)
+
+    agent.run("go")
+
+    assert "loopfuse refused this snapshot call" in observations(agent)[0]

@@ -7,7 +7,8 @@ its tools::
     agent.run("...")
 
 A denied call does not run: the tool returns the denial text, which the model reads as
-the observation. A call to a managed agent (a delegation) is guarded the same way, as a
+the observation (an image or audio tool's copy is of a subclass that keeps smolagents from
+making the text a stored image). A call to a managed agent (a delegation) is guarded the same way, as a
 call of the tool named after the managed agent with its ``task`` and ``additional_args``,
 in the parent's scope: a denied delegation returns the denial text to the parent and the
 managed agent does not run. Once an agent escalates, a step callback raises
@@ -47,6 +48,7 @@ import itertools
 import secrets
 import weakref
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +75,9 @@ UNGUARDED = frozenset({"final_answer"})
 _INSTALLED = "_loopfuse_installed"
 _runs = itertools.count(1)
 _PROCESS = secrets.token_hex(3)  # two processes sharing a Redis store never share a run's label
+_MEDIA_OUTPUTS = ("image", "audio")  # smolagents makes any value such a tool returns a media object
+_TEXT_ON_DENIAL: dict[type[Any], type[Any]] = {}  # one per media tool class
+_DENIAL: ContextVar[str | None] = ContextVar("loopfuse_smolagents_denial")  # set by a media tool's call
 
 
 class _RunScope:
@@ -248,7 +253,30 @@ def _guarded_tool(tool: Any, guard: Guard, scope: _RunScope, step: Callable[[], 
         return _guarded_call(guard, scope, name, call, lambda: forward(*args, **kwargs), step())
 
     guarded.forward = guarded_forward
+    if getattr(tool, "output_type", None) in _MEDIA_OUTPUTS:
+        guarded.__class__ = _text_on_denial(type(tool))
     return guarded
+
+
+def _text_on_denial(kind: type[Any]) -> type[Any]:
+    """``kind`` whose call answers a denial with its text: smolagents would make the text an
+    image or audio object (a path), and the model would read "Stored 'image.png' in memory"."""
+    if kind not in _TEXT_ON_DENIAL:
+        _TEXT_ON_DENIAL[kind] = _subclass_answering_denials(kind)
+    return _TEXT_ON_DENIAL[kind]
+
+
+def _subclass_answering_denials(kind: type[Any]) -> type[Any]:
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        token = _DENIAL.set(None)
+        try:
+            result = super(called, self).__call__(*args, **kwargs)
+            return _DENIAL.get() or result
+        finally:
+            _DENIAL.reset(token)
+
+    called: type[Any] = type(kind.__name__, (kind,), {"__call__": __call__, "__module__": kind.__module__})
+    return called
 
 
 def _tool_arguments(
@@ -286,6 +314,8 @@ def _guarded_call(
     if not decision.allowed:
         if decision.escalate:
             scope.stop(guard, decision)
+        if _DENIAL.get("") is None:  # in a media tool's call (``_text_on_denial``)
+            _DENIAL.set(decision.message)
         return decision.message
     try:
         result = run()

@@ -10,9 +10,9 @@ Keys are given as text and encoded as the client encodes them.
 from __future__ import annotations
 
 import re
-from urllib.parse import parse_qsl, unquote, urlsplit
 from collections.abc import Callable, Sequence
 from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import redis
 import redis.asyncio as aredis
