@@ -110,6 +110,9 @@ class PendingCalls(Generic[T]):
         """The value kept for ``call``, left in place."""
         return self._waiting.get(call) if self._waiting else None
 
+    def __len__(self) -> int:
+        return len(self._waiting)
+
 
 class InvalidTurns:
     """The invalid turn of each model turn of a scope: noted once, at its first call with no

@@ -25,8 +25,10 @@ callback answers with the denial text, and escalation ends the invocation as abo
 
 Each call is checked with ``round=`` the id of the event (the model's response) whose function
 calls hold it (``round_of``), so identical calls of one response count once. An allowed call's
-warning is added to its function response under ``"loopfuse_warning"`` (the after-tool callback
-returns the response with it; a response that is not a dict becomes ``{"result": ...}``).
+warning is added to its function response under ``"loopfuse_warning"`` (a response that is not a
+dict becomes ``{"result": ...}``): the plugin adds it to the function response event
+(``on_event_callback``), since an after-tool callback returning a response makes ADK skip the
+agent's own after-tool callback and later plugins'; the agent callbacks return it.
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ class _Gate:
         self._denied: set[str] = set()
         self._limit = HostLimit(guard, "Google ADK")
         self._warnings = PendingWarnings()
+        self._to_show = PendingWarnings()  # the plugin's: added to the function response event
         self._runs = _RunScopes()
         self._stops: PendingCalls[str] = PendingCalls()  # invocation id -> the stop's text
         self._paused: PendingCalls[bool] = PendingCalls()  # invocations waiting on a long-running tool
@@ -84,6 +87,7 @@ class _Gate:
 
     def note_event(self, invocation_context: Any, event: Any) -> None:
         """Whether the invocation's newest event pauses it (a long-running tool awaits its answer)."""
+        self._show_warnings(event)
         if _pauses(invocation_context, event):
             self._paused.put(invocation_context.invocation_id, True)
         else:
@@ -131,10 +135,21 @@ class _Gate:
             return self._stop(decision, agent, tool_context)
         return {"error": decision.message}
 
+    def _show_warnings(self, event: Any) -> None:
+        """Add the warnings of the plugin's calls to their function responses in ``event``
+        (returning them from the after-tool callback would skip the agent's own and later plugins')."""
+        if not self._to_show or not getattr(event, "content", None):
+            return
+        for response in event.get_function_responses():
+            warning = self._to_show.pop(response.id)
+            if warning is not None:
+                response.response = with_warning(dict(response.response or {}), warning)
+
     async def after(
-        self, tool: Any, args: dict[str, Any], tool_context: Any, result: Any, ok: bool
+        self, tool: Any, args: dict[str, Any], tool_context: Any, result: Any, ok: bool, later: bool = False
     ) -> dict[str, Any] | None:
-        """Report what the call returned; the response with the call's warning, if it has one."""
+        """Report what the call returned; the response with the call's warning, if it has one
+        (``later``: None, the warning added to the response's event by ``note_event``)."""
         if _unknown(tool):
             return None  # an invalid turn, never a call
         call_id = _call_id(tool_context)
@@ -151,6 +166,9 @@ class _Gate:
         await self.guard.arecord_result(tool.name, args, jsonable(result), agent, ok=ok)
         warning = self._warnings.pop(call_id)
         if warning is None or not ok:
+            return None
+        if later:
+            self._to_show.put(call_id, warning)
             return None
         return with_warning(result if isinstance(result, dict) else {"result": result}, warning)
 
@@ -179,7 +197,7 @@ class LoopfusePlugin(BasePlugin):
     async def after_tool_callback(
         self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any, result: dict[str, Any]
     ) -> dict[str, Any] | None:
-        return await self._gate.after(tool, tool_args, tool_context, result, ok=True)
+        return await self._gate.after(tool, tool_args, tool_context, result, ok=True, later=True)
 
     async def on_tool_error_callback(
         self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any, error: Exception
