@@ -25,6 +25,7 @@ __all__ = [
     "refusal_text",
     "run_before",
     "warned",
+    "wrapped_arguments",
     "wrapped_tool",
 ]
 
@@ -126,11 +127,82 @@ def wrapped_tool(fn: Any) -> str:
 def guarded(fn: F, guard: Guard, tool: str, agent: Any) -> F:
     """``fn`` behind ``guard``: a denial returns its text, an escalation raises; what the
     call returned (or raised) is reported with ``record_result``, as the adapters do, and an
-    allowed call's warning is added to what it returns (``warned``)."""
+    allowed call's warning is added to what it returns (``warned``). A ``staticmethod`` or
+    ``classmethod`` is guarded inside; ``fn`` guarded by ``guard`` already is returned as is."""
+    if isinstance(fn, staticmethod | classmethod):
+        return cast(F, type(fn)(guarded(fn.__func__, guard, tool, agent)))
+    _check_wrappable(fn)
+    if getattr(fn, _GUARDED_BY, None) is guard:
+        return fn
+    wrapper = _guarded(fn, guard, tool, agent, wrapped_arguments(fn))
+    setattr(wrapper, _GUARDED_BY, guard)
+    return wrapper
+
+
+_GUARDED_BY = "__loopfuse_guard__"
+
+
+def _check_wrappable(fn: Any) -> None:
+    """``TypeError`` for what ``Guard.wrap`` cannot guard: what is not callable, a class, a
+    generator function (its caller iterates: a denial's text cannot reach it)."""
     if not callable(fn):
         raise TypeError(f"Guard.wrap needs a callable, not an object of type {type(fn).__name__}")
+    if isinstance(fn, type):
+        raise TypeError(f"Guard.wrap guards functions, not the class {fn.__name__}: wrap its method")
+    if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+        raise TypeError(
+            f"Guard.wrap cannot guard the generator function {wrapped_tool(fn)}: wrap a function "
+            "that returns its whole result"
+        )
+
+
+def wrapped_arguments(fn: Any) -> Callable[[tuple[Any, ...], dict[str, Any]], dict[str, Any]]:
+    """``call_arguments`` for ``Guard.wrap``: a partial's frozen arguments are the call's, and
+    the instance a method is called on is part of the call (``self``: its class and identity,
+    also for a function written with ``self`` in a class body)."""
+    if isinstance(fn, functools.partial):
+        inner, frozen, keywords = wrapped_arguments(fn.func), fn.args, fn.keywords
+        return lambda args, kwargs: inner((*frozen, *args), {**keywords, **kwargs})
     arguments = call_arguments(fn)
-    if inspect.iscoroutinefunction(fn):
+    if inspect.ismethod(fn):
+        owner = _instance(fn.__self__)
+        return lambda args, kwargs: {**arguments(args, kwargs), "self": owner}
+    first = _method_parameter(fn)
+    if first is None:
+        return arguments
+
+    def method_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        bound = arguments(args, kwargs)
+        if first in bound:
+            bound[first] = _instance(bound[first])
+        return bound
+
+    return method_arguments
+
+
+def _method_parameter(fn: Any) -> str | None:
+    """``self`` or ``cls`` when ``fn`` is written in a class body with it as first parameter."""
+    owner, _, _ = getattr(fn, "__qualname__", "").rpartition(".")
+    if not owner or owner.endswith("<locals>"):
+        return None
+    try:
+        first = next(iter(inspect.signature(fn).parameters), None)
+    except (TypeError, ValueError):
+        return None
+    return first if first in ("self", "cls") else None
+
+
+def _instance(owner: Any) -> str:
+    """What names a method's instance in its call: its class, and the instance's identity
+    (two objects are two, the same object calling again is one); a class by its name."""
+    kind = type(owner)  # never the object's own __class__, which may raise
+    if issubclass(kind, type):
+        return f"{owner.__module__}.{owner.__qualname__}"
+    return f"{kind.__module__}.{kind.__qualname__}@{id(owner):x}"
+
+
+def _guarded(fn: F, guard: Guard, tool: str, agent: Any, arguments: Callable[..., dict[str, Any]]) -> F:
+    if _is_async(fn):
 
         @functools.wraps(fn)
         async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -165,6 +237,13 @@ def guarded(fn: F, guard: Guard, tool: str, agent: Any) -> F:
         return warned(result, decision)
 
     return cast(F, wrapper)
+
+
+def _is_async(fn: Any) -> bool:
+    """Whether calling ``fn`` gives a coroutine: an async function, or an object whose class's
+    ``__call__`` is one."""
+    call = None if inspect.isroutine(fn) else type(fn).__call__  # fn is callable
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
 
 
 def warned(result: Any, decision: Decision) -> Any:

@@ -240,7 +240,10 @@ class Guard(InvalidTurns, ResultReporting, StoreLifecycle):
 
         Without ``tool=``, the tool is named after ``fn``: its ``__name__`` (a function's, a
         bound method's), a ``functools.partial``'s function's, else a callable object's class
-        name. ``fn`` not callable raises ``TypeError``.
+        name. A call is its arguments, a partial's included; a method's call also names its
+        instance (``self``: two objects are two calls). ``fn`` not callable, a class or a
+        generator function raises ``TypeError``; ``fn`` already guarded by this guard is
+        returned as it is.
         """
         if fn is None:
             return lambda f: self.wrap(f, tool=tool, agent=agent)

@@ -248,3 +248,78 @@ def test_wrapping_what_cannot_be_called_is_a_type_error() -> None:
     for tool in (None, "t"):
         with pytest.raises(TypeError, match=r"Guard\.wrap needs a callable, not an object of type int"):
             Guard().wrap(cast(Any, 5), tool=tool)
+
+
+class Repo:
+    def __init__(self) -> None:
+        self.reads = 0
+
+    @Guard.from_config(LIMITS).wrap
+    def read(self, path: str) -> str:
+        self.reads += 1
+        return "text"
+
+
+def test_a_method_guarded_in_its_class_body_is_judged_by_its_instance_and_arguments() -> None:
+    """Its ``self`` could not be judged: every call ran, allowed unjudged, in silence."""
+    repo, other = Repo(), Repo()
+    answers = [repo.read("README") for _ in range(5)]
+    assert answers[:3] == ["text"] * 3 and answers[3].startswith("loopfuse refused this read call")
+    assert other.read("README") == "text"  # another object: another call
+
+
+def test_partials_and_methods_of_other_objects_are_other_calls() -> None:
+    """A partial's frozen arguments and a bound method's object were not part of the call."""
+    guard = Guard.from_config(LIMITS)
+    answers = [guard.wrap(functools.partial(fetch, f"https://{n}"))() for n in range(8)]
+    answers += [guard.wrap(Fetcher().get)("https://a") for _ in range(8)]
+    assert answers == ["page"] * 16
+
+
+class AsyncFetcher:
+    async def __call__(self, url: str) -> str:
+        return "page"
+
+
+async def test_a_callable_object_with_an_async_call_is_wrapped_as_async() -> None:
+    guarded = Guard.from_config(LIMITS).wrap(AsyncFetcher())
+    answers = [await guarded("https://a") for _ in range(4)]
+    assert answers[:3] == ["page"] * 3 and answers[3].startswith("loopfuse refused this AsyncFetcher call")
+
+
+def test_static_and_class_methods_are_guarded_inside() -> None:
+    guard = Guard.from_config(LIMITS)
+
+    class Tools:
+        @guard.wrap
+        @staticmethod
+        def ping(host: str) -> str:
+            return "pong"
+
+        @guard.wrap
+        @classmethod
+        def version(cls) -> str:
+            return "1.0"
+
+    pings, versions = [Tools.ping("h") for _ in range(4)], [Tools().version() for _ in range(4)]
+    assert pings[:3] == ["pong"] * 3 and pings[3].startswith("loopfuse refused this ping call")
+    assert versions[:3] == ["1.0"] * 3 and versions[3].startswith("loopfuse refused this version call")
+
+
+def test_wrapping_twice_with_one_guard_counts_each_call_once() -> None:
+    guard = Guard.from_config(LIMITS)
+    once = guard.wrap(fetch)
+    assert guard.wrap(once) is once
+    assert [once("u") for _ in range(4)][:3] == ["page"] * 3
+
+
+def test_a_class_or_a_generator_function_is_a_type_error() -> None:
+    def pages(n: int) -> Any:
+        yield from range(n)
+
+    async def chunks(n: int) -> Any:
+        yield n
+
+    for fn, says in ((Repo, "not the class Repo"), (pages, "generator function pages"), (chunks, "chunks")):
+        with pytest.raises(TypeError, match=says):
+            Guard().wrap(fn)
