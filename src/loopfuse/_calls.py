@@ -138,10 +138,11 @@ def _is_mapping(value: Any) -> bool:
 
 
 def strip_ignored(args: Any, ignore: frozenset[str]) -> Any:
-    """``args`` without the top-level keys named in ``ignore`` (the same object if none is there)."""
+    """``args`` without the top-level keys named in ``ignore`` (the same object if none is
+    there, or if they are all it has: a ``think(thought=...)`` call is its thought)."""
     if not ignore or not _is_mapping(args) or ignore.isdisjoint(args):
         return args
-    return {k: v for k, v in args.items() if k not in ignore}
+    return {k: v for k, v in args.items() if k not in ignore} or args
 
 
 class CallKey:
@@ -171,7 +172,9 @@ class CallKey:
             full, text = _digest(tool, args)
             window = full
             if ignore and (type(args) is dict or _is_mapping(args)) and not ignore.isdisjoint(args):
-                window, text = _digest(tool, {k: v for k, v in args.items() if k not in ignore})
+                kept = {k: v for k, v in args.items() if k not in ignore}
+                if kept:  # arguments that are all ignored keys are the call (a think tool's thought)
+                    window, text = _digest(tool, kept)
         except Exception:  # unserializable, or the caller's objects raise while read
             return None
         # int63(window), inlined as the dict test above: a Python call is about 1% of a check

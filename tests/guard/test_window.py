@@ -75,6 +75,17 @@ def test_ignore_args_can_be_configured(make_guard: GuardFactory) -> None:
     ]
 
 
+THOUGHTS = ["the bug is in the parser", "check the lexer first", "tokens may be cut", "read the tests"]
+
+
+def test_a_call_whose_arguments_are_all_ignored_keys_is_judged_by_them(make_guard: GuardFactory) -> None:
+    """A think tool's only argument is its thought (ignored by default): every think was one call,
+    refused at the 7th of an agent's different thoughts."""
+    guard = make_guard({"circuit_breaker": {"duplicate_limit": 1}})
+    assert run(guard, [("think", {"thought": t}) for t in THOUGHTS]) == ["ok"] * 4
+    assert run(guard, [("think", {"thought": THOUGHTS[0]})]) == ["duplicate"]
+
+
 def test_tools_are_told_apart(make_guard: GuardFactory) -> None:
     guard = make_guard({"circuit_breaker": {"duplicate_limit": 1}})
     assert run(guard, [("a", {"x": 1}), ("b", {"x": 1})]) == ["ok", "ok"]
