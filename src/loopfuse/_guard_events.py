@@ -138,7 +138,7 @@ class GuardEvents:
         if self._incidents is None:
             return
         record = incident_record(
-            kind=denial.kind, tool=tool, count=denial.count, limit=denial.limit, agent=label
+            kind=denial.kind, tool=shown_tool(tool), count=denial.count, limit=denial.limit, agent=label
         )
         if not self._incidents.append(record):
             self.fail_open("incident_log", tool, agent, checked=False)

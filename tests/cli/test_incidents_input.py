@@ -65,3 +65,13 @@ def test_interval_must_be_a_finite_number_above_0(log: Path, interval: str) -> N
     assert out.returncode == 2
     assert f"argument --interval: '{interval}' is not a number of seconds above 0" in out.stderr
     assert "Traceback" not in out.stderr and out.stdout == ""
+
+
+def test_lines_too_deeply_nested_or_not_incidents_are_skipped_and_counted(log: Path) -> None:
+    """A line nested too deep to parse raised RecursionError: a traceback here, and a crash
+    of the supervisor in the host, losing the incidents around it."""
+    append(log, incident_line("a") + "[" * 100_000 + "\nnot json\n" + incident_line("b"))
+    out = incidents(str(log))
+    assert out.returncode == 0, out.stderr
+    assert [row.split()[1] for row in out.stdout.splitlines()[1:]] == ["a", "b"]
+    assert out.stderr == "loopfuse: 2 lines skipped (not incidents)\n"

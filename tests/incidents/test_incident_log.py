@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import logging
 import stat
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from loopfuse import Guard
+from loopfuse.incident_reader import IncidentReader
 
 
 def guard_logging_to(path: Path, **cb: Any) -> Guard:
@@ -123,3 +126,44 @@ def test_a_name_with_a_lone_surrogate_is_logged_as_valid_utf8(tmp_path: Path) ->
         guard.check("tool\udcff", {}, "agent")
     [record] = [json.loads(line) for line in log.read_bytes().decode("utf-8").splitlines()]
     assert record["tool"] == "tool\udcff"
+
+
+def test_a_tool_name_is_logged_cut_as_the_warning_shows_it(tmp_path: Path) -> None:
+    """A 3 MB name made a line no reader takes (over 2 MiB): the incident was never seen."""
+    log = tmp_path / "incidents.jsonl"
+    guard = guard_logging_to(log, duplicate_limit=1)
+    for _ in range(2):
+        guard.check("t" * 3_000_000, {}, "a")
+    assert lines(log)[0]["tool"] == "t" * 125 + "..."
+
+
+CUT_SHORT = """
+import resource, signal, sys
+from loopfuse import Guard
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[2]), int(sys.argv[2])))
+guard = Guard.from_config({"circuit_breaker": {"incident_log": sys.argv[1], "duplicate_limit": 1}})
+for agent in ("first", "second"):
+    guard.check("bash", {}, agent), guard.check("bash", {}, agent)
+print(guard.stats()["fail_open"])
+"""
+
+
+def test_a_line_cut_short_by_a_full_disk_is_counted_and_the_next_stays_whole(tmp_path: Path) -> None:
+    log = tmp_path / "incidents.jsonl"
+    whole = subprocess.run(
+        [sys.executable, "-c", CUT_SHORT, str(log), "100000"], capture_output=True, text=True
+    )
+    size = len(log.read_bytes()) // 2
+    log.unlink()
+    cut = subprocess.run(
+        [sys.executable, "-c", CUT_SHORT, str(log), str(size + 10)], capture_output=True, text=True
+    )
+    assert whole.stdout.strip() == "{}" and cut.stdout.strip() == "{'incident_log': 1}", cut.stderr
+    written = log.read_bytes()
+    assert written.count(b"\n") == 1 and not written.endswith(b"\n")  # the second line, cut short
+    later = guard_logging_to(log, duplicate_limit=1)  # once there is room again
+    later.check("bash", {}, "third"), later.check("bash", {}, "third")
+    with IncidentReader(log) as reader:
+        assert [r["agent"] for r in reader.read()] == ["first", "third"]
+        assert reader.skipped == 1

@@ -49,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
         return usage_error(problem)
     if not args.follow and not os.path.exists(path):
         print(
-            f"loopfuse: no incident log at {path} yet (the guard creates it at the first denial)",
+            f"loopfuse: no incident log at {os.path.abspath(path)} yet (the guard creates it at the"
+            " first denial; a relative incident_log is relative to the folder the guarded program runs in)",
             file=sys.stderr,
         )
         return 0
@@ -102,9 +103,15 @@ def _show(path: str, args: argparse.Namespace) -> int:
 
 
 def _print_to_end(reader: IncidentReader, as_json: bool) -> str | None:
-    """Print every record past the reader's offset; why the log cannot be opened, or None."""
+    """Print every record past the reader's offset, and on stderr how many lines were not
+    incidents; why the log cannot be opened, or None."""
+    skipped = reader.skipped
     for batch in reader.read_batches():
         _print(batch, as_json)
+    if reader.skipped > skipped:
+        sys.stdout.flush()
+        lines = reader.skipped - skipped
+        print(f"loopfuse: {lines} line{'s' * (lines > 1)} skipped (not incidents)", file=sys.stderr)
     return None if reader.error is None else reader.error.strerror or str(reader.error)
 
 

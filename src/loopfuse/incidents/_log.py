@@ -58,13 +58,19 @@ class IncidentLog:
 
 
 def _append(path: str, line: bytes) -> None:
-    """One ``write`` to a regular file. ``O_NONBLOCK``: a FIFO without a reader fails at once
-    (ENXIO) and one with a reader is refused, so the guard never waits on the log."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+    """One ``write`` to a regular file, on a line of its own: after a line a full disk cut
+    short, a newline first. ``O_NONBLOCK``: a FIFO is opened without waiting, then refused,
+    so the guard never waits on the log."""
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode):
             raise OSError(errno.EINVAL, "not a regular file")
-        os.write(fd, line)
+        size = found.st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":  # a line cut short (a full disk) ends here
+            line = b"\n" + line
+        if os.write(fd, line) < len(line):
+            raise OSError(errno.ENOSPC, "the line was cut short")
     finally:
         os.close(fd)
 

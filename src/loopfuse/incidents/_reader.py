@@ -140,7 +140,7 @@ class IncidentReader:
                 continue
             try:
                 record = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: nested too deep to parse
                 record = None
             if isinstance(record, dict):
                 records.append(record)

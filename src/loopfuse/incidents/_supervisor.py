@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .._shown import shown_tool
 from ._reader import IncidentReader
 
 __all__ = ["Action", "Gap", "IncidentReader", "Supervisor", "SupervisorPolicy", "Trip"]
@@ -49,8 +50,8 @@ class Trip:
             return None
         return cls(
             agent,
-            str(record.get("kind", "?")),
-            str(record.get("tool", "?")),
+            shown_tool(record.get("kind", "?")),
+            shown_tool(record.get("tool", "?")),
             _int(record.get("count")),
             _int(record.get("limit")),
         )
