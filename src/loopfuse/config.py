@@ -69,6 +69,7 @@ DEFAULT_IGNORE_ARGS = ("description", "explanation", "reason", "thought", "purpo
 MODES = ("enforce", "shadow")
 CONFIG_ENV = "LOOPFUSE_CONFIG"
 _DEFAULT_WINDOW = 200
+MAX_WAIT = 3600.0  # seconds: the longest store timeout a configuration may set
 
 
 @dataclass(frozen=True)
@@ -197,10 +198,9 @@ class StoreConfig:
             raise fail(s, "prefix", self.prefix, "a string without '{' or '}' (they pick the hash slot)")
         if self.idle_expiry is not None:
             object.__setattr__(self, "idle_expiry", check_number(s, "idle_expiry", self.idle_expiry, 0.001))
-        object.__setattr__(self, "timeout", check_number(s, "timeout", self.timeout, 0.001))
         check_int(s, "max_connections", self.max_connections, 1)
-        for key in ("connect_timeout", "pool_timeout"):
-            object.__setattr__(self, key, check_number(s, key, getattr(self, key), 0.001))
+        for key in ("timeout", "connect_timeout", "pool_timeout"):  # a socket takes at most ~9e9
+            object.__setattr__(self, key, check_number(s, key, getattr(self, key), 0.001, MAX_WAIT))
         delay = self.result_flush_delay
         if isinstance(delay, bool) or not isinstance(delay, int | float) or not 0 <= delay <= 60:
             raise fail(s, "result_flush_delay", delay, "a number of seconds from 0 to 60")
@@ -260,6 +260,19 @@ class GuardConfig:
         given = dict(self.sections)
         full = {name: given.get(name) or SECTIONS[name]() for name in SECTIONS if name not in _FIELDS}
         object.__setattr__(self, "sections", full)
+        self._check_tool_limits()
+
+    def _check_tool_limits(self) -> None:
+        """A tool's limit above its breaker's window would never deny: refused, as globally."""
+        windows = {
+            "duplicate_limit": ("[duplicate] window", self.circuit_breaker.window),
+            "near_duplicate_limit": ("[near_duplicate] window", self.near_duplicate.window),
+        }
+        for rule in self.tools.values() if isinstance(self.tools, Mapping) else ():
+            for key, (name, window) in windows.items():
+                limit = getattr(rule, key, None)
+                if isinstance(limit, int) and limit > window:
+                    raise fail(f"tools.{rule.tool}", key, limit, f"at most {name} ({window})")
 
     def section(self, name: str) -> Any:
         """The parsed section ``name`` (a breaker's: its defaults when the file has none)."""
@@ -299,7 +312,10 @@ _FIELDS = frozenset(f.name for f in dataclasses.fields(GuardConfig)) - {"section
 def parse_config(mapping: Mapping[str, Any]) -> GuardConfig:
     """A ``GuardConfig`` from a mapping of sections (as read from TOML or YAML)."""
     if not isinstance(mapping, Mapping):
-        raise ConfigError(f"configuration = {mapping!r} is not allowed: expected a mapping of sections")
+        raise ConfigError(
+            f"configuration = {type(mapping).__name__} is not allowed: expected a mapping of sections"
+            " (a file's path goes to Guard.from_file)"
+        )
     sections = _normalized_keys(mapping, "configuration", {*SECTIONS, *KIND_SECTIONS, "mode"})
     if "mode" in sections:
         sections["guard"] = _top_level_mode(sections.pop("mode"), sections.get("guard", {}))
@@ -336,7 +352,10 @@ def _build_section(name: str, body: Any) -> Any:
     if name == "tools":
         return {_tool_name(tool): _build_tool_rule(tool, rule) for tool, rule in body.items()}
     allowed = {f.name for f in dataclasses.fields(cls)}
-    return cls(**_normalized_keys(body, f"[{name}]", allowed))
+    keys = _normalized_keys(body, f"[{name}]", allowed)
+    if name == "guard" and "abort_after_denials" in keys and keys["abort_after_denials"] is None:
+        raise fail(name, "abort_after_denials", None, "an integer >= 0 (0 turns escalation off)")
+    return cls(**keys)
 
 
 def _tool_name(tool: Any) -> str:

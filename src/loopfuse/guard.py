@@ -71,7 +71,7 @@ class Guard(InvalidTurns, ResultReporting, StoreLifecycle):
             raise ConfigError(
                 f"clock = {clock!r} is not allowed: expected a function returning seconds (time.monotonic)"
             )
-        self.config = config if config is not None else GuardConfig()
+        self.config = _config(config)
         cb, settings = self.config.circuit_breaker, self.config.guard
         incidents = IncidentLog(cb.incident_log) if cb.incident_log else None
         self._events = GuardEvents(list(listeners), incidents, settings.mode == "shadow")
@@ -376,3 +376,15 @@ class Guard(InvalidTurns, ResultReporting, StoreLifecycle):
 
     def _notify(self, hook: str, *args: Any) -> None:
         self._events.notify(hook, *args)
+
+
+def _config(config: Any) -> GuardConfig:
+    """``config``, or the defaults for None; ``ConfigError`` says how to pass anything else."""
+    if config is None:
+        return GuardConfig()
+    if isinstance(config, GuardConfig):
+        return config
+    raise ConfigError(
+        f"config = {type(config).__name__} is not allowed: expected a GuardConfig (a mapping of "
+        "sections goes to Guard.from_config, a file's path to Guard.from_file)"
+    )

@@ -88,7 +88,10 @@ def test_original_plugin_spellings_are_accepted() -> None:
             ["[guard] agent_idle_seconds = inf", "a number >= 0.001 and finite"],
         ),
         *[
-            ({"store": {key: bad}}, [f"[store] {key} = {bad!r}", "finite"])
+            (
+                {"store": {key: bad}},
+                [f"[store] {key} = {bad!r}", "finite" if key == "idle_expiry" else "to 3600"],
+            )
             for key in TIMEOUTS
             for bad in (NAN, INF)
         ],
@@ -98,7 +101,23 @@ def test_original_plugin_spellings_are_accepted() -> None:
         ),
         (
             {"store": {"timeout": 10**5000}},
-            ["[store] timeout = <int too long to show>", "a number >= 0.001 and finite"],
+            ["[store] timeout = <int too long to show>", "a number from 0.001 to 3600"],
+        ),
+        # a timeout past what a socket takes made every check fail open, even under "deny"
+        ({"store": {"timeout": 1e10}}, ["[store] timeout = 10000000000.0", "from 0.001 to 3600"]),
+        ({"store": {"pool_timeout": 3601}}, ["[store] pool_timeout = 3601", "from 0.001 to 3600"]),
+        # null is not 0: it turned escalation off in silence
+        ({"guard": {"abort_after_denials": None}}, ["[guard] abort_after_denials = None", "0 turns"]),
+        # a tool's limit above its breaker's window never denied
+        (
+            {"tools": {"search": {"duplicate_limit": 250}}},
+            [
+                "[tools.search] duplicate_limit = 250 is not allowed: expected at most [duplicate] window (200)"
+            ],
+        ),
+        (
+            {"tools": {"search": {"near_duplicate_limit": 60}}},
+            ["[tools.search] near_duplicate_limit = 60", "at most [near_duplicate] window (50)"],
         ),
         # a bool or a float is not the integer 0 that turns a key off
         ({"guard": {"abort_after_denials": False}}, ["[guard] abort_after_denials = False", "integer"]),
@@ -154,6 +173,13 @@ def test_errors_name_section_key_value_and_what_is_allowed(mapping: dict[str, An
         Guard.from_config(mapping)
     for word in words:
         assert word in str(info.value)
+
+
+@pytest.mark.parametrize("config", [{"duplicate": {"limit": 2}}, "loopfuse.toml", Path("loopfuse.toml")])
+def test_a_guard_given_a_mapping_or_a_path_says_where_they_go(config: Any) -> None:
+    """``Guard({...})`` raised AttributeError from inside the guard."""
+    with pytest.raises(ConfigError, match=r"expected a GuardConfig .*Guard\.from_config.*Guard\.from_file"):
+        Guard(config)
 
 
 def test_zero_abort_after_denials_still_turns_escalation_off() -> None:

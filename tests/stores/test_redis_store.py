@@ -131,7 +131,7 @@ def test_store_section_in_a_file(redis_server: RedisServer, tmp_path: Path) -> N
         ({"on_store_error": "maybe"}, "'allow'"),
         ({"prefix": "a{b}"}, "hash slot"),
         ({"idle_expiry": 0}, ">= 0.001"),
-        ({"timeout": -1}, ">= 0.001"),
+        ({"timeout": -1}, "from 0.001 to 3600"),
     ],
 )
 def test_bad_store_section(section: dict[str, Any], needle: str) -> None:
@@ -154,6 +154,28 @@ def test_a_database_that_is_not_a_number_is_refused_at_construction(url: str, da
     with pytest.raises(ConfigError, match=r"\[store\] url") as info:
         Guard(store=url)
     assert f"the database {database} is not allowed: expected a number >= 0" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("query", "says"),
+    [
+        ("protocol=9", "protocol must be either 2 or 3"),
+        ("socket_timeout=1e10", "at most 3600"),
+    ],
+)
+def test_a_url_option_redis_py_refuses_is_a_config_error(query: str, says: str) -> None:
+    """``protocol=9`` raised redis-py's own ConnectionError; a huge timeout failed every check."""
+    with pytest.raises(ConfigError, match=r"\[store\] url") as info:
+        Guard(store=f"redis://127.0.0.1:1/0?{query}")
+    assert says in str(info.value)
+
+
+def test_an_idle_time_past_what_redis_keeps_is_capped(redis_server: RedisServer) -> None:
+    """``agent_idle_seconds = 1e308`` raised OverflowError at construction."""
+    config = {**WINDOW_ONLY, "guard": {"agent_idle_seconds": 1e308}}
+    guard = Guard.from_config(config, store=RedisStore.from_url(redis_server.url, prefix=unique_prefix()))
+    assert [guard.check("read", {}, "a").allowed for _ in range(3)] == [True, True, False]
+    guard.close()
 
 
 def test_a_numbered_database_is_allowed() -> None:

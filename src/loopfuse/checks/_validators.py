@@ -74,10 +74,12 @@ def check_window(section: str, key: str, value: Any, minimum: int) -> int:
     return value
 
 
-def check_number(section: str, key: str, value: Any, minimum: float) -> float:
-    """``value`` as a finite float of at least ``minimum`` (no bool, NaN or infinity, and no
-    int too large for a float)."""
+def check_number(section: str, key: str, value: Any, minimum: float, maximum: float | None = None) -> float:
+    """``value`` as a finite float of at least ``minimum`` and at most ``maximum`` (no bool,
+    NaN or infinity, and no int too large for a float)."""
     number = _finite(value)
+    if maximum is not None and (number is None or not minimum <= number <= maximum):
+        raise fail(section, key, value, f"a number from {minimum} to {maximum:g}")
     if number is None or number < minimum:
         raise fail(section, key, value, f"a number >= {minimum} and finite")
     return number

@@ -100,7 +100,7 @@ class RedisStore:
         self._spec = spec
         self._key_prefix = self._prefix if self._prefix is not None else spec.prefix
         expiry = self._idle_expiry if self._idle_expiry is not None else spec.idle_seconds
-        self._ttl_ms = min(max(1, round(expiry * 1000)), _TTL_MS_MAX)
+        self._ttl_ms = max(1, round(min(expiry, _TTL_MS_MAX / 1000) * 1000))
         self._scripts = ScriptSet(breakers, spec.window, self._ttl_ms, spec.warners)
         scripts, library = self._scripts, self._scripts.library if spec.redis_functions else ""
         self._decide = Script(scripts.decide, library, scripts.functions[0])

@@ -202,7 +202,7 @@ def _base_pool(kind: Any, url: str, defaults: dict[str, Any]) -> tuple[Any, int,
     try:
         base = kind.from_url(url, **options)
         base.connection_class(**base.connection_kwargs)  # makes no connection: checks the options
-    except (TypeError, ValueError) as exc:  # a query option redis-py does not know, a bad port
+    except (TypeError, ValueError, redis.RedisError) as exc:  # an unknown query option, a bad port
         raise ConfigError(f"[store] url = {redacted(url)!r} is not allowed: {_problem(exc)}") from None
     return base, size, timeout
 

@@ -7,6 +7,7 @@ defaults; the URL's query (``?max_connections=200&socket_timeout=0.5``) override
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
@@ -19,11 +20,12 @@ __all__ = ["URL_KEYS", "pool_options"]
 # URL query key -> (redis-py keyword, parser, what is allowed)
 URL_KEYS: dict[str, tuple[str, Callable[[str], Any], str]] = {
     "max_connections": ("max_connections", int, "an integer >= 1"),
-    "socket_timeout": ("socket_timeout", float, "a number of seconds > 0"),
-    "socket_connect_timeout": ("socket_connect_timeout", float, "a number of seconds > 0"),
-    "pool_timeout": ("timeout", float, "a number of seconds > 0"),
-    "timeout": ("timeout", float, "a number of seconds > 0"),
+    "socket_timeout": ("socket_timeout", float, "a number of seconds > 0, at most 3600"),
+    "socket_connect_timeout": ("socket_connect_timeout", float, "a number of seconds > 0, at most 3600"),
+    "pool_timeout": ("timeout", float, "a number of seconds > 0, at most 3600"),
+    "timeout": ("timeout", float, "a number of seconds > 0, at most 3600"),
 }
+_MAX_WAIT = 3600.0  # as [store] timeout's bound (config.MAX_WAIT)
 
 
 def pool_options(url: str, defaults: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -47,7 +49,8 @@ def _parsed(url: str, key: str, raw: str) -> Any:
         value = parse(raw)
     except ValueError:
         value = None
-    if value is None or not 0 < value < float("inf"):
+    most = _MAX_WAIT if parse is float else math.inf  # a count: any finite integer
+    if value is None or not 0 < value <= most:
         shown = redacted(url)
         raise ConfigError(f"[store] url = {shown!r}: {key} = {raw!r} is not allowed: expected {allowed}")
     return value
