@@ -100,7 +100,7 @@ def build_agent(
     )
 
 
-def run(agent: Agent, thread_id: str = "t1") -> dict[str, Any]:
+def run(agent: Agent, thread_id: Any = "t1") -> dict[str, Any]:
     config: RunnableConfig = {"configurable": {"thread_id": thread_id}, "recursion_limit": 500}
     return agent.invoke({"messages": [HumanMessage("Read the logs.")]}, config)
 

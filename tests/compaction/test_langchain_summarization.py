@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import uuid
 from typing import Any
 
 import pytest
@@ -143,6 +144,19 @@ def test_state_is_per_thread_and_reset_rearms_one_thread(make_scenario: MakeScen
     guard.reset("a")
     status = guard.status("a")
     assert not status.tripped and status.report is None and status.compaction.tool_turns == clock
+
+
+@pytest.mark.parametrize("thread_id", [42, uuid.UUID(int=7)], ids=["int", "uuid"])
+def test_a_thread_named_by_a_number_or_a_uuid_is_found_by_it(
+    make_scenario: MakeScenario, thread_id: Any
+) -> None:
+    """Kept under its text, the thread was not found by the id the graph's config gave: its
+    status said it had not tripped, and ``reset`` left it blocked."""
+    looping, guard = make_scenario(GuardedSummarizationMiddleware, OVERSIZED_CHARS, TURNS)
+    run(looping.agent, thread_id=thread_id)
+    assert guard.status(thread_id).tripped and guard.status(thread_id).report is not None
+    guard.reset(thread_id)
+    assert not guard.status(thread_id).tripped
 
 
 async def test_async_run_behaves_the_same(make_scenario: MakeScenario) -> None:

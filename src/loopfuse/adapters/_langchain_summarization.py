@@ -116,19 +116,20 @@ class GuardedSummarizationMiddleware(SummarizationMiddleware[Any, Any]):
 
     # -- public --------------------------------------------------------------------------
 
-    def status(self, thread_id: str | None = None) -> SummarizationGuardStatus:
-        """Counters, latch, reason and culprit report of one thread."""
+    def status(self, thread_id: Any = None) -> SummarizationGuardStatus:
+        """Counters, latch, reason and culprit report of one thread (its id as the graph's
+        config gave it: a string, a number, a UUID)."""
         with self._threads_lock:
-            thread = self._threads.get(thread_id)
+            thread = self._threads.get(_as_key(thread_id))
         if thread is None:
             thread = self._new_thread()
         tracker = thread.tracker
-        return SummarizationGuardStatus(thread_id, tracker.latched, tracker.status(), thread.report)
+        return SummarizationGuardStatus(_as_key(thread_id), tracker.latched, tracker.status(), thread.report)
 
-    def reset(self, thread_id: str | None = None) -> None:
+    def reset(self, thread_id: Any = None) -> None:
         """Re-arm one thread's breaker (its tool-turn clock keeps running)."""
         with self._threads_lock:
-            thread = self._threads.get(thread_id)
+            thread = self._threads.get(_as_key(thread_id))
         if thread is not None:
             thread.tracker.reset()
             thread.report = None
@@ -319,6 +320,11 @@ def _thread_id(runtime: Any) -> str | None:
             thread_id = get_config().get("configurable", {}).get("thread_id")
         except Exception:
             return None
+    return _as_key(thread_id)
+
+
+def _as_key(thread_id: Any) -> str | None:
+    """How a thread id is kept: its text (a graph's config may give a number or a UUID)."""
     return None if thread_id is None else str(thread_id)
 
 
