@@ -8,7 +8,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from ._calls import CallKey
-from ._wrapping import run_before
+from ._untrusted import tool_name
+from ._wrapping import agent_text, run_before
 from .breakers import RepeatBreaker
 from .checks import resolve_max_repeats
 from .errors import LoopBrakeError
@@ -51,11 +52,11 @@ class LoopBrake:
                 return
             self._breaker.refused(state, call)
         raise LoopBrakeError(
-            tool_name=tool,
+            tool_name=tool_name(tool) or f"<{type(tool).__name__}>",
             count=denial.count,
             max_repeats=self.max_repeats,
             hash_prefix=call.hash_prefix,
-            session_id=str(session),
+            session_id=agent_text(session),
         )
 
     def reset(self, session: Any = "default") -> None:

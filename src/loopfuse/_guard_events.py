@@ -47,7 +47,7 @@ class GuardEvents:
         self._call(hook, args)
 
     def _call(self, hook: str, args: tuple[Any, ...]) -> None:
-        for listener in self.listeners:
+        for listener in tuple(self.listeners):  # a listener may remove itself from the list
             try:
                 method = getattr(listener, hook, None)  # a listener written before the hook existed
                 if method is not None:

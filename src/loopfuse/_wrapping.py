@@ -19,6 +19,7 @@ __all__ = [
     "CURRENT_SESSION",
     "abort_error",
     "agent_session",
+    "agent_text",
     "call_arguments",
     "current_agent",
     "guarded",
@@ -268,14 +269,14 @@ def refusal_text(decision: Decision, agent: Any, guard: Guard) -> str | None:
 def abort_error(guard: Guard, decision: Decision, agent: Any) -> LoopAbortedError:
     """The error naming the loop that made ``decision`` escalate (no argument values)."""
     return LoopAbortedError(
-        agent=_agent_text(agent),
+        agent=agent_text(agent),
         tool=decision.tool,
         denials=guard.config.guard.abort_after_denials or 0,
         kind=decision.kind,
     )
 
 
-def _agent_text(agent: Any) -> str:
+def agent_text(agent: Any) -> str:
     """``str(agent)``, or its type's name when its ``__str__`` raises."""
     try:
         return str(agent)

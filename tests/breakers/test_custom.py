@@ -132,3 +132,22 @@ def test_a_breakers_denial_text_is_checked_when_the_guard_is_built(text: object)
         ConfigError, match=r"breakers\[0\]: Budget.deny_message = .* is not allowed: expected a text"
     ):
         Guard(breakers=[breaker])
+
+
+class Odd(Budget):
+    """A breaker denying past its limit with a denial whose fields are not what ``Denial`` says."""
+
+    kind = "budget"  # type: ignore[assignment]  # a kind of its own, not one of the guard's
+
+    def check(self, state: AgentState, call: CallKey) -> Any:
+        denial = super().check(state, call)
+        return None if denial is None else Denial(["budget"], "2", None, {"rule": 1})  # type: ignore[arg-type]
+
+
+def test_a_denial_with_fields_the_guard_cannot_word_still_denies() -> None:
+    """An unhashable kind made wording the denial raise, and the call was allowed."""
+    guard = Guard(breakers=[Odd("search", 2)])
+    decisions = [guard.check("search", {"q": n}, "a") for n in range(3)]
+    assert [d.allowed for d in decisions] == [True, True, False]
+    assert decisions[2].kind == "budget" and "budget: 0 times, limit 0" in (decisions[2].message or "")
+    assert guard.stats()["fail_open"] == {}

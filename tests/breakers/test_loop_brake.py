@@ -148,3 +148,17 @@ def test_decorate_tool_copies_an_object_definition() -> None:
 def test_decorate_tool_rejects_a_definition_without_callable() -> None:
     with pytest.raises(TypeError, match="name"):
         decorate_tool({"name": "x"}, LoopBrake())
+
+
+class Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+
+def test_a_session_that_cannot_be_shown_still_gets_the_brakes_error() -> None:
+    """Its ``__str__`` raising made the refusal a RuntimeError, not the documented LoopBrakeError."""
+    brake, session = LoopBrake(max_repeats=1), Unprintable()
+    brake.check("t", {}, session)
+    with pytest.raises(LoopBrakeError) as refused:
+        brake.check("t", {}, session)
+    assert refused.value.session_id == "<Unprintable>"

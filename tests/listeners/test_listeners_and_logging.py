@@ -131,3 +131,21 @@ def test_on_unjudged_check_follows_on_fail_open_only_for_a_check() -> None:
     ]
     stats = guard.stats()
     assert stats["checks"] == 2 and sum(stats["fail_open"].values()) == 4
+
+
+class Once(GuardListener):
+    """A listener that removes itself from the guard's listeners at its first check."""
+
+    def __init__(self, guard_listeners: list[Any]) -> None:
+        self.listeners = guard_listeners
+
+    def on_check(self, decision: Decision, agent: Any) -> None:
+        self.listeners.remove(self)
+
+
+def test_a_listener_removing_itself_leaves_the_next_one_its_event() -> None:
+    recorder = RecordingListener()
+    guard = Guard(listeners=[recorder])
+    guard.listeners.insert(0, Once(guard.listeners))
+    guard.check("search", {"q": "a"}, "a")
+    assert len(recorder.of("on_check")) == 1

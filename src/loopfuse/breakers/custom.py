@@ -131,10 +131,26 @@ class _Contained:
         except Exception as exc:
             self._check_failed(call, exc)
             return None
-        if denial is None or isinstance(denial, Denial):
-            return denial
+        if denial is None:
+            return None
+        if isinstance(denial, Denial):
+            return self._sound(denial)
         self._check_failed(call, TypeError(f"check returned a {type(denial).__name__}, not a Denial"))
         return None
+
+    def _sound(self, denial: Denial) -> Denial:
+        """``denial`` with fields the guard can word and count: a kind or rule that is not a
+        string becomes the breaker's kind or "", a count or limit that is not an integer 0
+        (a denial stays a denial, whatever it holds)."""
+        kind = denial.kind if type(denial.kind) is str else self.kind
+        count, limit = (n if type(n) is int else 0 for n in (denial.count, denial.limit))
+        rule = denial.rule if type(denial.rule) is str else ""
+        same = (kind, count, limit, rule)
+        if all(
+            a is b for a, b in zip(same, (denial.kind, denial.count, denial.limit, denial.rule), strict=True)
+        ):
+            return denial  # compared by identity: the fields' own __eq__ may raise
+        return Denial(kind, count, limit, rule)
 
     def _check_failed(self, call: CallKey, exc: Exception) -> None:
         self._failed_call = call
