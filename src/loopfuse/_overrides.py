@@ -58,15 +58,27 @@ class Overrides:
                 del self.paused[token]
 
     def allow_next(self, agent: Any, tool: str, times: int) -> bool:
+        """Allow ``agent``'s next ``times`` calls of ``tool`` (past 4,096 allowances never used,
+        the oldest goes); False when ``agent`` cannot be hashed."""
         token = _token(agent)
-        if token is None or len(self.allowances) >= _MAX_ALLOWANCES:
+        if token is None:
             return False
         try:
             with self._lock:
                 self.allowances[(token, tool)] += times
+                if len(self.allowances) > _MAX_ALLOWANCES:
+                    del self.allowances[next(iter(self.allowances))]
         except Exception:  # an __eq__ or a tool name that raises
             return False
         return True
+
+    def forget(self, agent: Any) -> None:
+        """Drop ``agent``'s allowances (an agent that finished keeps none, nor a hold on it)."""
+        if not self.allowances or _token(agent) is None:
+            return
+        with contextlib.suppress(Exception), self._lock:  # an __eq__ that raises: kept
+            for key in [key for key in self.allowances if key[0] is agent or key[0] == agent]:
+                del self.allowances[key]
 
     def take(self, agent: Any, tool: Any) -> str | None:
         """Why this call skips the breakers ("paused", "allow_next"), using up an allowance; None if it does not."""
@@ -113,6 +125,10 @@ def allow_next_logged(overrides: Overrides, agent: Any, tool: str, times: int) -
     ``times`` is not an integer >= 1."""
     if isinstance(times, bool) or not isinstance(times, int) or times < 1:
         raise ConfigError(f"allow_next times = {times!r} is not allowed: expected an integer >= 1")
+    label = log_name(agent_label(agent))
     if overrides.allow_next(agent, tool, times):
-        label = log_name(agent_label(agent))
         logger.warning("loopfuse: the next %d %s call(s) of agent %s are allowed", times, tool, label)
+    else:
+        logger.warning(
+            "loopfuse: agent %s cannot be allowed a call (not hashable); its calls are judged", label
+        )

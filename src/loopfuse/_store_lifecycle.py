@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._agents import AgentIdentityError
+from ._overrides import Overrides
 from ._rounds import Rounds
 from .incidents import logger
 from .stores.base import Store, StoreUnavailableError
@@ -17,10 +18,12 @@ class StoreLifecycle:
 
     _store: Store
     _rounds: Rounds
+    _overrides: Overrides
 
     def forget(self, agent: Any) -> None:
         """Drop everything the guard keeps for ``agent``."""
         self._rounds.forget(agent)
+        self._overrides.forget(agent)
         try:
             self._store.forget(agent)
         except AgentIdentityError:
@@ -32,6 +35,7 @@ class StoreLifecycle:
         """``forget`` for async hosts (the Redis store never blocks the event loop). A store
         written before ``aforget`` existed is asked with its ``forget``."""
         self._rounds.forget(agent)
+        self._overrides.forget(agent)
         aforget = getattr(self._store, "aforget", None)
         try:
             if aforget is None:

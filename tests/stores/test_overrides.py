@@ -77,3 +77,30 @@ def test_an_unhashable_agent_cannot_be_paused_and_is_judged(make_guard: GuardFac
         pass
     guard.allow_next(agent, "read")
     assert guard.stats()["fail_open"] == {}
+
+
+def test_a_forgotten_agent_keeps_no_allowance(make_guard: GuardFactory) -> None:
+    """An unused allowance outlived ``forget`` (and held the agent)."""
+    guard = make_guard(LIMIT)
+    guard.allow_next("a", "read")
+    guard.forget("a")
+    assert allowed(guard, 3) == [True, True, False]
+
+
+def test_past_4096_unused_allowances_a_new_one_still_works(make_guard: GuardFactory) -> None:
+    """A 4,097th allowance was dropped in silence, and the call it was for denied."""
+    guard = make_guard(LIMIT)
+    for n in range(4_096):
+        guard.allow_next(f"finished-{n}", "read")
+    assert allowed(guard, 3) == [True, True, False]
+    guard.allow_next("a", "read")
+    assert allowed(guard, 2) == [True, False]
+
+
+def test_an_allowance_that_cannot_be_kept_says_so(
+    make_guard: GuardFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    guard = make_guard(LIMIT)
+    with caplog.at_level(logging.WARNING, logger="loopfuse"):
+        guard.allow_next(["not", "hashable"], "read")
+    assert "cannot be allowed a call (not hashable); its calls are judged" in caplog.text
