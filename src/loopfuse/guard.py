@@ -304,8 +304,8 @@ class Guard(InvalidTurns, ResultReporting, StoreLifecycle):
         self._stats.denial("store", False)
         text = STORE_DENIED.format(tool=shown_tool(tool))
         decision = Decision(self._shadow, tool, text, "store", shadow=self._shadow)  # shadow denies nothing
-        self._notify("on_check", decision, agent)
         self._notify("on_deny", decision, agent, first)
+        self._notify("on_check", decision, agent)  # after on_deny, as for a breaker's denial
         return decision
 
     def _result_lost(self, tool: str, agent: Any, exc: StoreUnavailableError) -> None:

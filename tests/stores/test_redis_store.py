@@ -314,3 +314,16 @@ def test_a_forked_child_uses_its_own_connections(redis_server: RedisServer) -> N
     assert child.exitcode == 0 and results.get(timeout=5) == (True, {})
     assert all(parent) and guard.stats()["fail_open"] == {}
     assert not guard.check("read", {"p": 5}, "child").allowed  # the child's calls reached Redis
+
+
+def test_a_store_outage_denial_reaches_listeners_in_a_denials_order() -> None:
+    """``on_check`` came before ``on_deny`` there, after it for a breaker's denial."""
+    outage, breaker = RecordingListener(), RecordingListener()
+    down = Guard.from_config(
+        {"store": {"url": "redis://127.0.0.1:1/0", "on_store_error": "deny"}}, listeners=[outage]
+    )
+    assert not down.check("read", {}, "a").allowed
+    window = Guard.from_config(WINDOW_ONLY, listeners=[breaker])
+    [window.check("read", {}, "a") for _ in range(3)]
+    assert [e.hook for e in outage.events] == [e.hook for e in breaker.events[-2:]] == ["on_deny", "on_check"]
+    down.close()
