@@ -27,10 +27,12 @@ def load_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8 text"
         raise ConfigError(f"configuration file {str(p)!r} cannot be read: {reason}") from exc
-    if p.suffix in (".yaml", ".yml"):
+    suffix = p.suffix.lower()
+    if suffix in (".yaml", ".yml"):
         return _load_yaml(text, p)
-    if p.suffix == ".json":
+    if suffix == ".json":
         return _load_json(text, p)
+    text = text.removeprefix("\ufeff")  # a byte order mark, as some editors save
     try:
         data = tomllib.loads(text)
     except ValueError as exc:  # TOMLDecodeError, or an integer of over 4,300 digits

@@ -26,7 +26,7 @@ from .breakers._warn import WARNING_TEXT
 from .breakers.build import build_breakers, build_warners
 from .breakers.custom import custom_breakers, custom_messages
 from .breakers.invalid import InvalidTurnBreaker
-from .checks import check_store_policy
+from .checks import check_store_policy, fail, log_write_problem
 from .config import GuardConfig, find_config_file, in_file, load_config_file, parse_config
 from .decision import Decision, Denial
 from .errors import ConfigError
@@ -73,7 +73,7 @@ class Guard(InvalidTurns, ResultReporting, StoreLifecycle):
             )
         self.config = _config(config)
         cb, settings = self.config.circuit_breaker, self.config.guard
-        incidents = IncidentLog(cb.incident_log) if cb.incident_log else None
+        incidents = _incident_log(cb.incident_log)
         self._events = GuardEvents(list(listeners), incidents, settings.mode == "shadow")
         configured, own = build_breakers(self.config), tuple(breakers)
         breakers = (*configured, *custom_breakers(own, self._events.breaker_failed, configured))
@@ -388,3 +388,11 @@ def _config(config: Any) -> GuardConfig:
         f"config = {type(config).__name__} is not allowed: expected a GuardConfig (a mapping of "
         "sections goes to Guard.from_config, a file's path to Guard.from_file)"
     )
+
+
+def _incident_log(path: str | None) -> IncidentLog | None:
+    """The incident log at ``path``; ``ConfigError`` when this process cannot write it."""
+    problem = log_write_problem(path) if path else None
+    if problem is not None:
+        raise fail("guard", "incident_log", path, problem)
+    return IncidentLog(path) if path else None

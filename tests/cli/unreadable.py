@@ -33,13 +33,13 @@ def loopfuse_unprivileged(*args: str) -> subprocess.CompletedProcess[str]:
     if nobody cannot run loopfuse from this checkout)."""
     user = None
     if os.geteuid() == 0:
-        if not _nobody_runs_loopfuse():
+        if not nobody_runs_loopfuse():
             pytest.skip("running as root, and user nobody cannot run loopfuse from this checkout")
         user = NOBODY
     return loopfuse(*args, user=user)
 
 
-def _nobody_runs_loopfuse() -> bool:
+def nobody_runs_loopfuse() -> bool:
     probe = [sys.executable, "-c", "import loopfuse.cli"]
     try:
         return (

@@ -118,6 +118,35 @@ def test_cli_config_error_names_the_file(cli_env: None, tmp_path: Path) -> None:
     assert "bad.json" in done.stderr and "did you mean 'max_repeats'" in done.stderr
 
 
+def test_proxy_names_the_file_whose_store_url_redis_py_refuses(cli_env: None, tmp_path: Path) -> None:
+    """The URL is checked when the guard is made, after the file was read: the file went unnamed."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "loopfuse.toml"
+    path.write_text('[store]\nurl = "redis://127.0.0.1:1/0?socket_timout=0.1"\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "loopfuse.cli", "proxy", "--config", str(path), "--", "true"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "loopfuse.toml" in done.stderr and "no connection option 'socket_timout'" in done.stderr
+
+
+def test_a_byte_order_mark_and_a_suffix_in_capitals_are_read(tmp_path: Path) -> None:
+    """A TOML file saved with a BOM was "not valid TOML"; ``.JSON`` was read as TOML."""
+    toml, upper = tmp_path / "loopfuse.toml", tmp_path / "LOOPFUSE.JSON"
+    toml.write_text("\ufeff[duplicate]\nlimit = 3\n", encoding="utf-8")
+    upper.write_text('{"duplicate": {"limit": 4}}')
+    limits = [Guard.from_file(p).config.circuit_breaker.duplicate_limit for p in (toml, upper)]
+    assert limits == [3, 4]
+
+
+def test_a_memory_url_with_anything_after_it_is_refused_in_the_configuration() -> None:
+    with pytest.raises(ConfigError, match=r"\[store\] url = 'memory://x' .*memory:// \(nothing after it\)"):
+        parse_config({"store": {"url": "memory://x"}})
+
+
 @pytest.fixture
 def cli_env(monkeypatch: pytest.MonkeyPatch) -> None:
     src = str(Path(__file__).resolve().parents[2] / "src")

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,8 @@ import pytest
 
 from loopfuse import Guard
 from loopfuse.incident_reader import IncidentReader
+from tests.cli.test_incidents import cli_env
+from tests.cli.unreadable import NOBODY, nobody_runs_loopfuse
 
 
 def guard_logging_to(path: Path, **cb: Any) -> Guard:
@@ -167,3 +171,31 @@ def test_a_line_cut_short_by_a_full_disk_is_counted_and_the_next_stays_whole(tmp
     with IncidentReader(log) as reader:
         assert [r["agent"] for r in reader.read()] == ["first", "third"]
         assert reader.skipped == 1
+
+
+BUILD = """
+from loopfuse import ConfigError, Guard
+try:
+    Guard.from_config({"guard": {"incident_log": %r}})
+except ConfigError as error:
+    print(error)
+"""
+
+
+def test_a_log_this_process_cannot_write_is_refused_when_the_guard_is_built() -> None:
+    """Accepted, it lost the first denial's incident, counted as a fail-open."""
+    with tempfile.TemporaryDirectory() as top:  # under /tmp, where user nobody may enter
+        folder = Path(top) / "read-only"
+        folder.mkdir(mode=0o555)
+        Path(top).chmod(0o755)
+        user = None
+        if os.geteuid() == 0:  # root writes anywhere: build it as user nobody
+            if not nobody_runs_loopfuse():
+                pytest.skip("running as root, and user nobody cannot run loopfuse from this checkout")
+            user = NOBODY
+        script = BUILD % str(folder / "incidents.jsonl")
+        out = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, env=cli_env(), user=user
+        )
+    assert f"({str(folder)!r} is not writable by it)" in out.stdout, out.stderr
+    assert "[guard] incident_log" in out.stdout

@@ -26,6 +26,7 @@ from ._validators import (
     check_window,
     fail,
     log_path_problem,
+    log_write_problem,
     resolve_max_repeats,
     template_problem,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "check_window",
     "fail",
     "log_path_problem",
+    "log_write_problem",
     "redacted",
     "resolve_max_repeats",
     "template_problem",

@@ -14,10 +14,11 @@ STORE_ERROR_POLICIES = ("allow", "deny")
 
 
 def check_store_url(section: str, key: str, value: Any) -> str:
-    if not isinstance(value, str) or not value.startswith(STORE_SCHEMES):
-        shown = redacted(value) if isinstance(value, str) else value
-        raise fail(section, key, shown, "a URL starting with " + ", ".join(STORE_SCHEMES))
-    return value
+    if isinstance(value, str) and (value == "memory://" or value.startswith(STORE_SCHEMES[1:])):
+        return value
+    shown = redacted(value) if isinstance(value, str) else value
+    remote = ", ".join(STORE_SCHEMES[1:])
+    raise fail(section, key, shown, f"memory:// (nothing after it), or a URL starting with {remote}")
 
 
 def check_store_policy(section: str, key: str, value: Any) -> str:

@@ -30,6 +30,7 @@ __all__ = [
     "check_window",
     "fail",
     "log_path_problem",
+    "log_write_problem",
     "resolve_max_repeats",
     "template_problem",
 ]
@@ -202,6 +203,15 @@ def check_log_path(section: str, key: str, value: Any) -> str | None:
     if problem is not None:
         raise fail(section, key, value, problem)
     return path
+
+
+def log_write_problem(path: str) -> str | None:
+    """Why this process could not write a log at ``path`` (a valid one), or None."""
+    exists = os.path.exists(path)
+    target = path if exists else os.path.dirname(path) or "."
+    if os.access(target, os.W_OK if exists else os.W_OK | os.X_OK):
+        return None
+    return f"a file this process can write ({target!r} is not writable by it)"
 
 
 def log_path_problem(path: str) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import importlib
 import logging
@@ -106,7 +107,8 @@ def _guard(config_path: str | None, incident_log: str | None, max_calls: int | N
     cb = config.circuit_breaker
     cap = max_calls if max_calls is not None else cb.max_calls_per_agent if _sets_cap(mapping) else 0
     cb = dataclasses.replace(cb, max_calls_per_agent=cap, incident_log=incident_log or cb.incident_log)
-    return Guard(dataclasses.replace(config, circuit_breaker=cb))
+    with in_file(found) if found is not None else contextlib.nullcontext():  # the store's URL, the log
+        return Guard(dataclasses.replace(config, circuit_breaker=cb))
 
 
 def _parse(mapping: Mapping[str, Any], found: Path | None) -> GuardConfig:

@@ -58,7 +58,9 @@ class OpenTelemetryListener(GuardListener):
             "loopfuse.escalations", "{episode}", "Agents that reached abort_after_denials denials in a row"
         )
         self._fail_open = meter.create_counter(
-            "loopfuse.fail_open", "{event}", "Calls allowed unjudged, results dropped or lost, incident-log write failures"
+            "loopfuse.fail_open",
+            "{event}",
+            "Calls allowed unjudged, results dropped or lost, incident-log write failures",
         )
         self._tools: set[str] = set()  # the names recorded as themselves
 

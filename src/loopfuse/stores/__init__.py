@@ -95,9 +95,12 @@ def _from_url(url: str, spec: StoreSpec) -> Store:
         from .redis import RedisStore
 
         return RedisStore.from_url(url).bind(spec)
-    allowed = ", ".join(STORE_SCHEMES)
+    allowed = ", ".join(STORE_SCHEMES[1:])
     shown = redacted(url)
-    raise ConfigError(f"[store] url = {shown!r} is not allowed: expected a URL starting with {allowed}")
+    raise ConfigError(
+        f"[store] url = {shown!r} is not allowed: expected memory:// (nothing after it), or a URL "
+        f"starting with {allowed}"
+    )
 
 
 def store_spec(
