@@ -6,6 +6,8 @@ import contextlib
 import contextvars
 import functools
 import inspect
+import itertools
+import weakref
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -199,7 +201,27 @@ def _instance(owner: Any) -> str:
     kind = type(owner)  # never the object's own __class__, which may raise
     if issubclass(kind, type):
         return f"{owner.__module__}.{owner.__qualname__}"
-    return f"{kind.__module__}.{kind.__qualname__}@{id(owner):x}"
+    return f"{kind.__module__}.{kind.__qualname__}#{_serial(owner)}"
+
+
+_serials: dict[int, tuple[weakref.ref[Any], int]] = {}  # id -> (the living object, its number)
+_numbers = itertools.count(1)
+
+
+def _serial(owner: Any) -> int:
+    """A number for ``owner`` no other object ever gets, even one made at its address after it
+    is gone (its entry goes with it); its id when it takes no weak reference."""
+    key = id(owner)
+    entry = _serials.get(key)
+    if entry is not None and entry[0]() is owner:
+        return entry[1]
+    try:
+        ref = weakref.ref(owner, lambda _, key=key: _serials.pop(key, None))  # type: ignore[misc]
+    except TypeError:
+        return key
+    number = next(_numbers)
+    _serials[key] = (ref, number)
+    return number
 
 
 def _guarded(fn: F, guard: Guard, tool: str, agent: Any, arguments: Callable[..., dict[str, Any]]) -> F:

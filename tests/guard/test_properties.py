@@ -30,7 +30,8 @@ class ReferenceGuard:
         self.last: Any = None
 
     def check(self, tool: str, args: dict[str, int]) -> str:
-        key = (tool, tuple(sorted((k, v) for k, v in args.items() if k != "description")))
+        kept = {k: v for k, v in args.items() if k != "description"} or args  # all ignored: kept
+        key = (tool, tuple(sorted(kept.items())))
         full = (tool, tuple(sorted(args.items())))
         if self.cap and self.calls >= self.cap:
             return "cap"

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
+from .._store_config import MAX_WAIT
 from ..checks import redacted
 from ..errors import ConfigError
 
@@ -25,7 +26,6 @@ URL_KEYS: dict[str, tuple[str, Callable[[str], Any], str]] = {
     "pool_timeout": ("timeout", float, "a number of seconds > 0, at most 3600"),
     "timeout": ("timeout", float, "a number of seconds > 0, at most 3600"),
 }
-_MAX_WAIT = 3600.0  # as [store] timeout's bound (config.MAX_WAIT)
 
 
 def pool_options(url: str, defaults: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -49,7 +49,7 @@ def _parsed(url: str, key: str, raw: str) -> Any:
         value = parse(raw)
     except ValueError:
         value = None
-    most = _MAX_WAIT if parse is float else math.inf  # a count: any finite integer
+    most = MAX_WAIT if parse is float else math.inf  # a count: any finite integer
     if value is None or not 0 < value <= most:
         shown = redacted(url)
         raise ConfigError(f"[store] url = {shown!r}: {key} = {raw!r} is not allowed: expected {allowed}")
