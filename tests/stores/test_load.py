@@ -146,8 +146,14 @@ def test_an_unreachable_redis_is_an_outage_within_the_timeout(policy: str) -> No
     [
         ({"max_connections": 0}, "[store] max_connections = 0 is not allowed: expected an integer >= 1"),
         ({"max_connections": "many"}, "[store] max_connections = 'many' is not allowed"),
-        ({"connect_timeout": 0}, "[store] connect_timeout = 0 is not allowed: expected a number from 0.001 to 3600"),
-        ({"pool_timeout": -1}, "[store] pool_timeout = -1 is not allowed: expected a number from 0.001 to 3600"),
+        (
+            {"connect_timeout": 0},
+            "[store] connect_timeout = 0 is not allowed: expected a number from 0.001 to 3600",
+        ),
+        (
+            {"pool_timeout": -1},
+            "[store] pool_timeout = -1 is not allowed: expected a number from 0.001 to 3600",
+        ),
         (
             {"url": "redis://:pw@h/0?max_connections=x"},
             "max_connections = 'x' is not allowed: expected an integer",
