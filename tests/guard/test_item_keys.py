@@ -1,5 +1,5 @@
 """One call per item is work: a value under a key naming an item (``id``, ``order_id``,
-``docId``, ``uuid``) is not masked in the near-duplicate key; a position (``page``, ``after_id``),
+``docId``, ``uuid``, ``issue_number``, ``issueKey``, ``Key``) is not masked in the near-duplicate key; a position (``page``, ``after_id``),
 a bookkeeping id (``request_id``, ``trace_id``) and every other number still are. Both stores."""
 
 from __future__ import annotations
@@ -38,6 +38,9 @@ WORK = [
     ("get_order", lambda n: {"id": n}, "status: shipped"),
     ("delete_messages", lambda n: {"message_ids": [2 * n, 2 * n + 1]}, "Deleted."),
     ("set_label", lambda n: {"item": {"uuid": uuid(n)}, "label": "done"}, '{"ok": true}'),
+    ("add_labels_to_issue", lambda n: {"owner": "acme", "issue_number": 300 + n}, '["bug", "triage"]'),
+    ("get_issue", lambda n: {"issueKey": f"WEB-{300 + n}"}, "status: To Do"),
+    ("delete_object", lambda n: {"Bucket": "logs", "Key": f"2026/11/{n:02d}.gz"}, "Deleted."),
 ]
 
 
@@ -55,6 +58,9 @@ LOOPS = [
     ("get_job", lambda n: {"job_id": "j-17", "attempt": n}, '{"status": "running"}'),
     ("search", lambda n: {"query": "retry", "trace_id": uuid(n)}, "No results."),
     ("search", lambda n: {"query": "retry", "request_id": uuid(n)}, "No results."),
+    ("read_pdf", lambda n: {"path": "a.pdf", "page_number": 100 + n}, "(blank page)"),
+    ("deploy", lambda n: {"service": "api", "retry_number": 100 + n}, "Queued behind 3 deploys."),
+    ("charge", lambda n: {"amount": 5, "idempotency_key": uuid(n)}, "Declined."),
 ]
 
 
@@ -86,6 +92,16 @@ def test_calls_that_differ_in_a_position_or_a_bookkeeping_id_are_still_near_dupl
         ("identity", False),
         ("guide", False),
         ("page", False),
+        ("issue_number", True),
+        ("pullNumber", True),
+        ("issue_key", True),
+        ("Key", True),
+        ("sku", True),
+        ("number", False),
+        ("page_number", False),
+        ("retryNumber", False),
+        ("api_key", False),
+        ("idempotencyKey", False),
     ],
 )
 def test_which_keys_name_an_item(key: str, item: bool) -> None:

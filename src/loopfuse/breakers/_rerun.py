@@ -21,15 +21,24 @@ from __future__ import annotations
 from .._rings import CountingWindow
 from .._volatile import pair_key
 
-__all__ = ["DEFAULT_EDIT_TOOLS", "rerun_key", "settle"]
+__all__ = ["DEFAULT_EDIT_TOOLS", "is_edit", "rerun_key", "settle"]
 
 # Edit tools of well-known agents and MCP servers: Claude Code, the MCP filesystem server,
-# SWE-agent, OpenHands, the OpenAI Agents SDK ([stall] edit_tools).
+# SWE-agent, OpenHands, the OpenAI Agents SDK, Codex, Gemini CLI, Cline, Roo Code, Cursor,
+# Windsurf, Desktop Commander ([stall] edit_tools).
 DEFAULT_EDIT_TOOLS = (
-    "Edit", "MultiEdit", "NotebookEdit", "Write", "apply_patch", "create", "create_file", "edit",
-    "edit_file", "str_replace", "str_replace_editor", "write_file",
+    "Edit", "MultiEdit", "NotebookEdit", "Write", "apply_diff", "apply_patch", "create",
+    "create_file", "edit", "edit_block", "edit_file", "insert_content", "replace",
+    "replace_file_content", "replace_in_file", "search_and_replace", "search_replace",
+    "str_replace", "str_replace_editor", "write_file", "write_to_file",
 )  # fmt: skip
 _RERUN = 0x72_65_72_75_6E  # b"rerun"
+
+
+def is_edit(tool: str, edit_tools: frozenset[str]) -> bool:
+    """Whether ``tool`` is one of ``edit_tools``, also as an MCP server's tool is named by its
+    host (``mcp__filesystem__write_file`` in Claude Code)."""
+    return tool in edit_tools or ("__" in tool and tool.rpartition("__")[2] in edit_tools)
 
 
 def rerun_key(pair: int) -> int:

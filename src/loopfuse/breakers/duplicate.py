@@ -9,7 +9,7 @@ from .._calls import CallKey
 from .._state import AgentState, ToolResult
 from .._volatile import pair_key
 from ..decision import Denial, Kind
-from ._rerun import DEFAULT_EDIT_TOOLS, settle
+from ._rerun import DEFAULT_EDIT_TOOLS, is_edit, settle
 from ._text import CHANGE, NEW
 from ._warn import lowered
 
@@ -167,7 +167,7 @@ class WindowBreaker:
         if not self.result_aware:
             return
         run = state.unit("duplicate", WindowRun)
-        pair, edit = pair_key(call.key, result.digest), call.tool in self.edit_tools
+        pair, edit = pair_key(call.key, result.digest), is_edit(call.tool, self.edit_tools)
         fresh = result.ok is True and not edit and state.results.found(call.key, result.digest)
         run.edited = settle(state.window, run.edited, state.results.index, pair, result.ok, edit, fresh)
         if call.key == run.key:

@@ -41,7 +41,7 @@ from .._state import AgentState, RecentDigests, ToolResult
 from .._volatile import pair_key
 from ..checks import check_bool, check_int, check_names, check_window
 from ..decision import Denial, Kind
-from ._rerun import DEFAULT_EDIT_TOOLS
+from ._rerun import DEFAULT_EDIT_TOOLS, is_edit
 from ._results_only import ResultsOnly
 from ._text import CHANGE
 from ._warn import lowered
@@ -243,7 +243,7 @@ class StallBreaker(ResultsOnly):
 
     def _new_edit(self, mine: StallState, call: CallKey) -> bool:
         """A call of an edit tool not made lately: it changed something, whatever it answered."""
-        return call.tool in self.edit_tools and mine.last.get(call.key) is None
+        return is_edit(call.tool, self.edit_tools) and mine.last.get(call.key) is None
 
     def _similar_counted(self, mine: StallState, call: CallKey, error: int) -> int:
         """The failure once more for the call's near key: how many times in a row, nothing new between."""

@@ -31,7 +31,7 @@ from .._calls import CallKey
 from .._state import ToolResult
 from .._volatile import pair_key
 from ..breakers import Breaker, NearDuplicateBreaker, SameErrorBreaker, StallBreaker, WindowBreaker
-from ..breakers._rerun import rerun_key
+from ..breakers._rerun import is_edit, rerun_key
 from ..breakers.custom import own_breaker
 from ..breakers.registry import REGISTRY
 from ..errors import ConfigError
@@ -217,7 +217,7 @@ class ScriptSet:
             near_pair,
             rerun_key(pair),
             rerun_key(near_pair) if near else 0,
-            b"1" if call.tool in self._edits else b"0",
+            b"1" if is_edit(call.tool, self._edits) else b"0",
             len(call.full),
         )
         return head + call.full + self._error_scope(call)
