@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .._shown import logged, shown_tool
+
 __all__ = ["CompactionReport", "KeptMessage", "build_report"]
 
 TOP_CULPRITS = 3
@@ -33,11 +35,13 @@ class KeptMessage:
     argument: str | None = None
 
     def label(self) -> str:
+        """How the report names the message: its tool and argument escaped, so that neither can
+        forge a log line or colour a terminal (a model writes both)."""
         if self.tool is None:
-            return f"{self.role} message"
+            return f"{_clip(self.role)} message"
         if self.argument is None:
-            return f"{self.tool} output"
-        return f"{self.tool} output ({_clip(self.argument)})"
+            return f"{logged(shown_tool(self.tool))} output"
+        return f"{logged(shown_tool(self.tool))} output ({_clip(self.argument)})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,5 +102,13 @@ def build_report(
     return CompactionReport(reason, tuple(largest), total, trigger_tokens, fixed_prompt_tokens)
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= _MAX_ARGUMENT_CHARS else text[: _MAX_ARGUMENT_CHARS - 3] + "..."
+def _clip(text: object) -> str:
+    shown = logged(text if type(text) is str else _as_text(text))
+    return shown if len(shown) <= _MAX_ARGUMENT_CHARS else shown[: _MAX_ARGUMENT_CHARS - 3] + "..."
+
+
+def _as_text(value: object) -> str:
+    try:
+        return str(value)
+    except Exception:  # the caller's object: its type names it
+        return f"<{type(value).__name__}>"
