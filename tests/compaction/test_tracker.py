@@ -170,3 +170,17 @@ def test_importing_the_tracker_pulls_in_no_third_party_module() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() in ("['loopfuse']", "['loopfuse', 'orjson']")  # orjson: loopfuse[fast]
+
+
+class Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+
+@pytest.mark.parametrize("reason", [None, "", Unprintable()], ids=["none", "empty", "unprintable"])
+def test_trip_latches_whatever_reason_the_host_gives(reason: object) -> None:
+    """``trip(None)`` refused once without latching: the next gate was open."""
+    tracker = RapidRefillTracker()
+    assert tracker.trip(reason).blocked  # type: ignore[arg-type]
+    assert tracker.latched and tracker.gate().blocked
+    assert tracker.status().latch_reason == "stopped by the host"

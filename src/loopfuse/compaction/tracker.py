@@ -106,7 +106,7 @@ class RapidRefillTracker:
         """Refuse and latch for a reason the host found itself (e.g. a compaction it predicts futile)."""
         if self._latch_reason is not None:
             return self.gate()
-        return self._trip(self._consecutive_rapid, reason)
+        return self._trip(self._consecutive_rapid, _reason_text(reason))
 
     def commit_compaction(self, gate: CompactionGate) -> None:
         """Record that the compaction ``gate`` allowed really happened."""
@@ -188,3 +188,13 @@ class RapidRefillTracker:
 
 def _turns(count: int | None) -> str:
     return "1 tool turn" if count == 1 else f"{count} tool turns"
+
+
+def _reason_text(reason: object) -> str:
+    """``reason`` as the latch keeps it: a text, whatever the host passed (None, an object
+    whose ``__str__`` raises), so that ``trip`` always latches."""
+    try:
+        text = reason if type(reason) is str else "" if reason is None else str(reason)
+    except Exception:
+        text = ""
+    return text or "stopped by the host"
