@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._awaited import AwaitedCalls
 from ._calls import CallKey
+from ._rounds import Rounds
 from ._state import ToolResult
 from ._untrusted import BAD_TOOL, error_text, is_exception, tool_name, tool_result
 from .stores.base import Store, StoreUnavailableError
@@ -26,6 +27,7 @@ class ResultReporting:
 
     _store: Store
     _awaited: AwaitedCalls
+    _rounds: Rounds
 
     if TYPE_CHECKING:
 
@@ -104,6 +106,7 @@ class ResultReporting:
         if outcome is None:
             self._fail_open("result", call.tool, agent, checked=False)
             return None
+        self._rounds.observed(agent, call.key, outcome.digest)
         return call, outcome
 
     def _observed(self, tool: str, agent: Any, kept: bool) -> None:

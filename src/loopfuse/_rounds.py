@@ -2,9 +2,9 @@
 
 A host that knows the turn passes ``round=`` to ``Guard.check``. Identical calls in one round
 count once: the second gets the first one's decision and reaches no breaker. A round that
-repeats the previous round's whole set of calls, in any order, is a repeated round; once a
-set of two or more calls has run ``cycle.min_repeats`` rounds in a row, the next round's
-calls of that set are denied as a cycle. Rounds are kept in this process (a turn is issued by one host process),
+repeats the previous round's whole set of calls, in any order, and in which no call's result
+changed (``observed``), is a repeated round; once a set of two or more calls has run
+``cycle.min_repeats`` rounds in a row, the next round's calls of that set are denied as a cycle. Rounds are kept in this process (a turn is issued by one host process),
 bounded per agent and in the number of agents, and an agent idle for ``agent_idle_seconds``
 loses them as it loses its state; an agent object (a host's run) is never kept alive by them,
 and its rounds go with it.
@@ -38,7 +38,9 @@ class _AgentRounds:
         "first_denied",
         "lock",
         "previous",
+        "progressed",
         "ref",
+        "results",
         "round",
         "seen",
         "streak",
@@ -54,6 +56,8 @@ class _AgentRounds:
         self.current: set[int] = set()
         self.previous: frozenset[int] = frozenset()
         self.streak = 0  # rounds in a row, up to the previous one, whose set equals the one before
+        self.results: dict[int, int] = {}  # each call's latest result digest (bounded)
+        self.progressed = False  # a call of this round returned a result new for that call
         self.first_denied = False
         self.denials = 0  # the agent's calls denied in a row, of those checked with a round
         self.seen = 0.0
@@ -63,9 +67,18 @@ class _AgentRounds:
         does not count (as a denied call never counts): it neither extends nor breaks the
         streak, so repeating a denied round is denied again."""
         if self.current:
-            self.streak = self.streak + 1 if self.current == self.previous else 0
+            same = self.current == self.previous and not self.progressed
+            self.streak = self.streak + 1 if same else 0
             self.previous = frozenset(self.current)
-        self.round, self.current, self.decisions = round_id, set(), {}
+        self.round, self.current, self.decisions, self.progressed = round_id, set(), {}, False
+
+    def observe(self, key: int, digest: int) -> None:
+        """A result of call ``key``: a result it did not give last time is progress (a debugger's
+        step and its variables, a move and what it shows), so its round repeats nothing."""
+        if self.results.get(key) != digest:
+            self.progressed = True
+            if key in self.results or len(self.results) < _ROUND_CALLS:
+                self.results[key] = digest
 
 
 Deny = Callable[[Outcome], Decision]
@@ -203,6 +216,18 @@ class Rounds:
                 agents.pop(key, None)
 
         return weakref.ref(agent, drop)
+
+    def observed(self, agent: Any, key: int, digest: int) -> None:
+        """A result of ``agent``'s call ``key`` (see ``_AgentRounds.observe``); nothing for an
+        agent that checks no call with a round."""
+        if not self._agents:
+            return
+        try:
+            rounds = self._agents.get(_key(agent))
+            if rounds is not None and (rounds.ref is None or rounds.ref() is agent):
+                rounds.observe(key, digest)
+        except Exception:  # an agent whose __eq__ raises: its rounds were never kept
+            return
 
     def forget(self, agent: Any) -> None:
         try:

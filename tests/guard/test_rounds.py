@@ -49,6 +49,28 @@ def test_repeating_a_denied_round_is_denied_until_the_run_stops(make_guard: Guar
     assert shown == ["..", "..", "..", "CC", "EE", "EE"]
 
 
+def turns_allowed(guard: Guard, results: Callable[[int], str], turns: int = 8) -> int:
+    """Turns of a debugger's step and its variables in parallel, each answered ``results(turn)``."""
+    for turn in range(turns):
+        for tool in ("step_over", "get_variables"):
+            if not guard.check(tool, {}, "x", round=turn).allowed:
+                return turn
+            guard.record_result(tool, {}, f"{tool}: {results(turn)}", "x", ok=True)
+    return turns
+
+
+def test_a_repeated_round_whose_results_change_is_progress(make_guard: GuardFactory) -> None:
+    """Its results were never read: a step and its variables, new each turn, were refused as
+    a cycle at the 4th turn and the run stopped at the 5th."""
+    guard = make_guard({"duplicate": {"enabled": False}})
+    assert turns_allowed(guard, lambda turn: "abcdefgh"[turn]) == 8
+
+
+def test_a_repeated_round_with_the_same_results_is_still_a_cycle(make_guard: GuardFactory) -> None:
+    guard = make_guard({"duplicate": {"enabled": False}})
+    assert turns_allowed(guard, lambda turn: "the same") == 3
+
+
 def test_rounds_that_change_are_never_denied(make_guard: GuardFactory) -> None:
     guard = make_guard({"circuit_breaker": {"duplicate_limit": 50}})
     for turn in range(10):
