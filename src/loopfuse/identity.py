@@ -105,10 +105,10 @@ def _key_pattern(keys: frozenset[str]) -> re.Pattern[str]:
 # A key that may name an item, as canonical JSON writes it ("order_id":, "docId":, "uuid":):
 # the cheap test that decides whether the arguments are parsed for ``_names_item``.
 _ITEM_KEY = re.compile(
-    r'(?:["_](?:id|ids|uuid|key|sku)|_number|"(?:ID|Id|UUID|Uuid|Key|SKU)|[a-z0-9](?:Id|Ids|ID|IDs|Uuid|Number|Key))":'
+    r'(?:["_](?:id|ids|uid|uids|uuid|key|sku)|_number|"(?:ID|Id|UUID|Uuid|Key|SKU)|[a-z0-9](?:Id|Ids|ID|IDs|Uuid|Number|Key))":'
 )
 _ITEM_NAME = re.compile(
-    r"(?:^|_)(?:id|ids|uuid|key|sku)$|_number$|(?<=[a-z0-9])(?:Id|Ids|ID|IDs|Uuid|Number|Key)$"
+    r"(?:^|_)(?:id|ids|uid|uids|uuid|key|sku)$|_number$|(?<=[a-z0-9])(?:Id|Ids|ID|IDs|Uuid|Number|Key)$"
     r"|^(?:ID|Id|UUID|Uuid|Key|SKU)$"
 )
 # A key naming a position in a list by an item's id ("after_id", "sinceId", "max_id"): a cursor;

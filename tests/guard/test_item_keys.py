@@ -40,6 +40,7 @@ WORK = [
     ("set_label", lambda n: {"item": {"uuid": uuid(n)}, "label": "done"}, '{"ok": true}'),
     ("add_labels_to_issue", lambda n: {"owner": "acme", "issue_number": 300 + n}, '["bug", "triage"]'),
     ("get_issue", lambda n: {"issueKey": f"WEB-{300 + n}"}, "status: To Do"),
+    ("move_email", lambda n: {"uid": 4000 + n, "folder": "Archive"}, "Moved."),
     ("delete_object", lambda n: {"Bucket": "logs", "Key": f"2026/11/{n:02d}.gz"}, "Deleted."),
 ]
 
@@ -93,6 +94,8 @@ def test_calls_that_differ_in_a_position_or_a_bookkeeping_id_are_still_near_dupl
         ("guide", False),
         ("page", False),
         ("issue_number", True),
+        ("uid", True),
+        ("message_uids", True),
         ("pullNumber", True),
         ("issue_key", True),
         ("Key", True),
