@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from loopfuse import ConfigError, Guard, load_config_file, parse_config
+from loopfuse.config import parse_config_file
 
 
 def test_unknown_key_suggests_the_closest_name() -> None:
@@ -146,6 +147,16 @@ def test_a_memory_url_with_anything_after_it_is_refused_in_the_configuration() -
     with pytest.raises(ConfigError, match=r"\[store\] url = 'memory://x' .*memory:// \(nothing after it\)"):
         parse_config({"store": {"url": "memory://x"}})
 
+
+
+def test_a_redis_database_that_is_not_a_number_is_refused_when_the_file_is_read(tmp_path: Path) -> None:
+    """Only a guard's store checked it: ``loopfuse incidents --config`` read the file in silence."""
+    path = tmp_path / "loopfuse.toml"
+    path.write_text('[store]\nurl = "redis://127.0.0.1:6379/abc"\n')
+    with pytest.raises(ConfigError) as caught:
+        parse_config_file(path)
+    assert str(caught.value).startswith(f"configuration file {str(path)!r}")
+    assert "[store] url = 'redis://127.0.0.1:6379/abc': the database 'abc' is not allowed" in str(caught.value)
 
 @pytest.fixture
 def cli_env(monkeypatch: pytest.MonkeyPatch) -> None:

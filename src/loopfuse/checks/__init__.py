@@ -8,7 +8,13 @@ value and what is allowed.
 from __future__ import annotations
 
 from ._redaction import redacted
-from ._store_urls import STORE_ERROR_POLICIES, STORE_SCHEMES, check_store_policy, check_store_url
+from ._store_urls import (
+    STORE_ERROR_POLICIES,
+    STORE_SCHEMES,
+    check_redis_database,
+    check_store_policy,
+    check_store_url,
+)
 from ._validators import (
     MAX_REPEATS_ENV,
     MAX_WINDOW,
@@ -46,6 +52,7 @@ __all__ = [
     "check_number",
     "check_optional_int",
     "check_optional_str",
+    "check_redis_database",
     "check_store_policy",
     "check_store_url",
     "check_template",

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
 
 import redis
 import redis.asyncio as aredis
@@ -21,7 +20,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.retry import Retry
 
-from ..checks import redacted
+from ..checks import check_redis_database, redacted
 from ..errors import ConfigError
 from .redis_pool import pool_options
 from .redis_wire import AsyncPool, Pool, Script, arun, arun_command, run, run_command
@@ -198,29 +197,13 @@ def _base_pool(kind: Any, url: str, defaults: dict[str, Any]) -> tuple[Any, int,
     none), the pool size and how long a caller waits for a free connection."""
     url, options = pool_options(url, defaults)
     size, timeout = options.pop("max_connections"), options.pop("timeout")
-    _check_database(url)
+    check_redis_database(url)
     try:
         base = kind.from_url(url, **options)
         base.connection_class(**base.connection_kwargs)  # makes no connection: checks the options
     except (TypeError, ValueError, redis.RedisError) as exc:  # an unknown query option, a bad port
         raise ConfigError(f"[store] url = {redacted(url)!r} is not allowed: {_problem(exc)}") from None
     return base, size, timeout
-
-
-def _check_database(url: str) -> None:
-    """redis-py reads a path that is not a number as database 0 and ``/0/1`` as 1; and
-    ``?db=-1`` fails only at the first command, so every check would fail open."""
-    parts = urlsplit(url)
-    named = [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k == "db"]
-    path = unquote(parts.path)
-    if parts.scheme in ("redis", "rediss") and path not in ("", "/"):
-        named.append(path[1:])
-    for db in named:
-        if not db.isascii() or not db.isdigit():
-            raise ConfigError(
-                f"[store] url = {redacted(url)!r}: the database {db!r} is not allowed: "
-                "expected a number >= 0 (redis://host:6379/0)"
-            )
 
 
 def _problem(exc: Exception) -> str:
