@@ -148,7 +148,6 @@ def test_a_memory_url_with_anything_after_it_is_refused_in_the_configuration() -
         parse_config({"store": {"url": "memory://x"}})
 
 
-
 def test_a_redis_database_that_is_not_a_number_is_refused_when_the_file_is_read(tmp_path: Path) -> None:
     """Only a guard's store checked it: ``loopfuse incidents --config`` read the file in silence."""
     path = tmp_path / "loopfuse.toml"
@@ -156,7 +155,10 @@ def test_a_redis_database_that_is_not_a_number_is_refused_when_the_file_is_read(
     with pytest.raises(ConfigError) as caught:
         parse_config_file(path)
     assert str(caught.value).startswith(f"configuration file {str(path)!r}")
-    assert "[store] url = 'redis://127.0.0.1:6379/abc': the database 'abc' is not allowed" in str(caught.value)
+    assert "[store] url = 'redis://127.0.0.1:6379/abc': the database 'abc' is not allowed" in str(
+        caught.value
+    )
+
 
 @pytest.fixture
 def cli_env(monkeypatch: pytest.MonkeyPatch) -> None:
