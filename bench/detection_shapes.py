@@ -118,6 +118,15 @@ def tests_after_edits(rounds: int, edited: Callable[[int], str], tested: Callabl
     return steps
 
 
+def shell_edits_then_tests(rounds: int) -> list[Step]:
+    """An agent with only a shell tool: an edit by ``sed -i`` (no output), then the tests."""
+    steps: list[Step] = []
+    for n in range(rounds):
+        command = f"sed -i 's/{_named(n)}/{_named(n + 1)}/' /repo/mod.py"
+        steps += [("bash", {"command": command}, "", True), passing(n)]
+    return steps
+
+
 def _named(n: int) -> str:
     """A line that differs from the others in letters, not only in numbers (those are masked)."""
     return f"x = compute_{chr(97 + n % 26)}{chr(97 + n // 26)}()"
@@ -252,6 +261,7 @@ SHAPES: dict[str, tuple[list[Step], int]] = {
 HONEST: dict[str, list[Step]] = {
     "a passing test re-run after each of 30 edits": tests_after_edits(30, changed_line, passing),
     "the same, the edit tool answering 'File updated.'": tests_after_edits(30, updated, passing),
+    "the same, the edit a 'sed -i' command printing nothing": shell_edits_then_tests(30),
     "a failing count falling after each of 25 edits": tests_after_edits(25, changed_line, falling),
     "a falling count, the edit tool answering 'File updated.'": tests_after_edits(25, updated, falling),
     "a search re-run after each of 12 new findings": research(12),

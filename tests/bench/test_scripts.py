@@ -196,12 +196,13 @@ def test_detection_shapes_prints_every_shape(runs: dict[str, Future[str]]) -> No
     assert re.search(
         r"^20 edits, the test failing alike after each, ok true +40 +2 +16 ", loops, re.MULTILINE
     )
-    assert len(re.findall(r"^\S.*?(?: +(?:\d+|-)){7}$", honest, re.MULTILINE)) == 10  # calls, 6 rules
+    assert len(re.findall(r"^\S.*?(?: +(?:\d+|-)){7}$", honest, re.MULTILINE)) == 11  # calls, 6 rules
     assert re.search(r"^a search re-run after each of 12 new findings +24 +- ", honest, re.MULTILINE)
     assert re.search(
         r"^the same, the files read numbered module_0 to module_11 +24 +19 ", honest, re.MULTILINE
     )
     assert re.search(r"^a passing test re-run after each of 30 edits +60 +- ", honest, re.MULTILINE)
+    assert re.search(r"^the same, the edit a 'sed -i' command printing nothing +60 +- ", honest, re.MULTILINE)
     assert re.search(r"^30 new queries answered 'Error: ...', ok true +30 +1 +11 ", loops, re.MULTILINE)
     assert re.search(r"^the same, answered '\{\"error\": ...\}' +30 +1 +11 ", loops, re.MULTILINE)
     assert re.search(r"^the error logs of 20 services, one after another +20 +- ", honest, re.MULTILINE)

@@ -18,10 +18,12 @@ same (``settled_entry`` in ``stores/lua/common.lua``)."""
 
 from __future__ import annotations
 
+import re
+
 from .._rings import CountingWindow
 from .._volatile import pair_key
 
-__all__ = ["DEFAULT_EDIT_TOOLS", "is_edit", "rerun_key", "settle"]
+__all__ = ["DEFAULT_EDIT_TOOLS", "is_edit", "rerun_key", "settle", "writes_files"]
 
 # Edit tools of well-known agents and MCP servers: Claude Code, the MCP filesystem server,
 # SWE-agent, OpenHands, the OpenAI Agents SDK, Codex, Gemini CLI, Cline, Roo Code, Cursor,
@@ -34,11 +36,32 @@ DEFAULT_EDIT_TOOLS = (
 )  # fmt: skip
 _RERUN = 0x72_65_72_75_6E  # b"rerun"
 
+# A shell command that changes files: in place (sed -i, perl -i), through a redirection or
+# tee, a patch, git, or moving, copying, removing or making files, or installing packages.
+# Read in the call's canonical JSON, where a quote inside a value is \".
+_SHELL_WRITE = re.compile(
+    r"\b(?:sed|perl)\s(?:[^|;&\n]*?\s)?-[A-Za-z]*i"
+    r"|(?<![<>&=\-\d\\])>>?[ \t]*(?![&>=]|/dev/null)[\w~./$\\'-]"
+    r"|\btee\s|\bapply_patch\b|\bpatch\s+(?:-p\d|-i\b|<)"
+    r"|\bgit\s+(?:apply|am|checkout|restore|revert|cherry-pick|stash|mv|rm|reset)\b"
+    r"|(?:^|[\s;&|(\"])(?:mv|cp|rm|touch|mkdir|ln|truncate)\s"
+    r"|\b(?:pip3?|uv pip|npm|pnpm|yarn|poetry|cargo|go)\s+(?:install|add|get|remove|uninstall)\b"
+)
+_SHELL_TEXT = 8_192  # characters of a call read for a write: a command, not a file's content
 
-def is_edit(tool: str, edit_tools: frozenset[str]) -> bool:
+
+def is_edit(tool: str, edit_tools: frozenset[str], text: str = "") -> bool:
     """Whether ``tool`` is one of ``edit_tools``, also as an MCP server's tool is named by its
-    host (``mcp__filesystem__write_file`` in Claude Code)."""
-    return tool in edit_tools or ("__" in tool and tool.rpartition("__")[2] in edit_tools)
+    host (``mcp__filesystem__write_file`` in Claude Code), or, while there are edit tools, the
+    call's canonical JSON ``text`` holds a shell command that changes files (``writes_files``)."""
+    if tool in edit_tools or ("__" in tool and tool.rpartition("__")[2] in edit_tools):
+        return True
+    return bool(edit_tools) and writes_files(text)
+
+
+def writes_files(text: str) -> bool:
+    """Whether ``text`` holds a shell command that changes files or installs packages."""
+    return _SHELL_WRITE.search(text, 0, _SHELL_TEXT) is not None
 
 
 def rerun_key(pair: int) -> int:

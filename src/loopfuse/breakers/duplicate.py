@@ -167,7 +167,7 @@ class WindowBreaker:
         if not self.result_aware:
             return
         run = state.unit("duplicate", WindowRun)
-        pair, edit = pair_key(call.key, result.digest), is_edit(call.tool, self.edit_tools)
+        pair, edit = pair_key(call.key, result.digest), is_edit(call.tool, self.edit_tools, call.text)
         fresh = result.ok is True and not edit and state.results.found(call.key, result.digest)
         run.edited = settle(state.window, run.edited, state.results.index, pair, result.ok, edit, fresh)
         if call.key == run.key:
