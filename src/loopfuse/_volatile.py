@@ -203,10 +203,49 @@ def text_digests(text: str, error: bool) -> tuple[int, int]:
 _DIGITS = b"0123456789"
 
 
+# What tells one attempt's error from the next and nothing about the failure: a request or
+# trace id after a prefix ("req_011CSHz9oq8X8uTe", "x-github-request-id: CE8A:1F3B:5A1C:9B2D"),
+# a build's random id. A run of letters and digits with a digit and 10 letters (6 in a run of
+# hex digits), or 4 or more hex groups joined by colons (some already masked as hex ids).
+# Counted in letters, so how many digits a number has never changes what is masked.
+_RANDOM_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9])(?=[A-Za-z]*+\d)"
+    r"(?:(?=(?:\d*+[a-f]){6})[0-9a-f]++|(?=(?:\d*+[A-F]){6})[0-9A-F]++|(?=(?:\d*+[A-Za-z]){10})[A-Za-z0-9]++)"
+    r"(?![A-Za-z0-9])"
+    r"|(?<![0-9A-Fa-f:#])[0-9A-Fa-f#]++(?::[0-9A-Fa-f#]++){3,}+(?![0-9A-Fa-f:#])"
+)
+# Where an error names its request id: an API's answer is short, and a longer text (a
+# traceback, a response's headers) ends with it. Only there, at a bounded cost.
+_TOKEN_TAIL = 256
+_CLASSES = bytes.maketrans(
+    b"#0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", b"a" + b"1" * 10 + b"a" * 52
+)
+_TOKEN_SIGNS = (b"a1", b"1a", b"a:a", b"a:1", b"1:a", b"1:1")
+
+
+def _tokens_masked(text: str) -> str:
+    """``text`` with the random tokens in its last 256 characters masked."""
+    if len(text) <= _TOKEN_TAIL:
+        return _tokens_in(text)
+    return text[:-_TOKEN_TAIL] + _tokens_in(text[-_TOKEN_TAIL:])
+
+
+def _tokens_in(text: str) -> str:
+    """Every token holds a digit next to a letter, or a colon between two hex groups: ASCII
+    text with neither, found by byte operations, is kept without a pass of the pattern."""
+    if text.isascii():
+        classes = text.encode().translate(_CLASSES)
+        if not any(sign in classes for sign in _TOKEN_SIGNS):
+            return text
+    return _RANDOM_TOKEN.sub("#", text)
+
+
 def _error_digest(text: str) -> int:
-    """The digest of an error with its numbers masked. ASCII text (nearly every error) has its
-    digits dropped, one pass in C whatever the length: "3 failed" and "12 failed" read alike, as
-    with the numbers mask, at a sixth of its cost on a 4 KB error full of line numbers."""
+    """The digest of an error with its numbers, and the random tokens near its end, masked.
+    ASCII text (nearly every error) has its digits dropped, one pass in C whatever the length:
+    "3 failed" and "12 failed" read alike, as with the numbers mask, at a sixth of its cost on
+    a 4 KB error full of line numbers."""
+    text = _tokens_masked(text)
     if not text.isascii():
         return int_digest(_masked_result(text, _NUMBER_MASK))
     return int63(hashlib.blake2b(text.encode().translate(None, _DIGITS), digest_size=8).digest())

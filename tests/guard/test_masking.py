@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -138,6 +139,28 @@ def test_an_error_with_other_words_or_signs_is_another_error() -> None:
     assert _error_digest("order 3 not found") != _error_digest("user 3 not found")
     assert _error_digest("expected -1, got 2") != _error_digest("expected 1, got -2")
     assert _error_digest("échec à la ligne 3") == _error_digest("échec à la ligne 45")  # not ASCII
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        "Error code: 529 - {{'type': 'overloaded_error', 'request_id': 'req_011C{token}'}}",
+        "Error code: 429 - Rate limit reached (request id: req_{hexed})",
+        "403 Resource not accessible\nx-github-request-id: {upper}:1F3B:5A1C2:9B2D11:7F00AA12",
+        "TypeError: Cannot read properties of undefined\nBuild ID: {token}",
+    ],
+)
+def test_an_errors_digest_does_not_change_with_a_fresh_request_id(error: str) -> None:
+    """Each attempt's error named a new request id, so the same failure read as a new one."""
+    ids = [("SHz9oq8X8uTe6zZ5cEDz", "3f2a9b8c7d6e5f4a3b2c1d0e9f8a7b6c", "CE8A"),
+           ("Kq2mPw9ZxLrT4vNb8YhJ", "9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d", "A1B2")]  # fmt: skip
+    digests = {_error_digest(error.format(token=t, hexed=h, upper=u)) for t, h, u in ids}
+    assert len(digests) == 1
+
+
+def test_names_with_a_digit_in_an_error_are_kept() -> None:
+    assert _error_digest("psycopg2 failed on ubuntu2204") != _error_digest("psycopg3 failed on debian12")
+    assert _error_digest("no module psycopg2") != _error_digest("no module pgvector2")
 
 
 def test_only_an_error_gets_an_error_digest() -> None:
