@@ -30,7 +30,6 @@ the ``ToolMessage`` the model reads (``with_warning``), after the guard has reco
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal, NotRequired
 
@@ -44,6 +43,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from pydantic import BaseModel, ValidationError
 
+from .._process import process_number
 from ..decision import Decision
 from ..errors import LoopAbortedError
 from ..guard import Guard
@@ -56,7 +56,6 @@ ToolResult = ToolMessage | Command[Any]
 _MARK = "loopfuse_stopped"
 
 
-_PROCESS = os.urandom(4).hex()
 _RUNS = itertools.count(1)
 
 
@@ -140,7 +139,7 @@ class LoopfuseMiddleware(AgentMiddleware):
         return _warned(result, decision, request)
 
     def before_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
-        return {"loopfuse_run": f"{_PROCESS}-{next(_RUNS)}"}  # this run's own name (scope_of)
+        return {"loopfuse_run": f"{process_number():016x}-{next(_RUNS)}"}  # this run's own name (scope_of)
 
     async def abefore_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         return self.before_agent(state, runtime)

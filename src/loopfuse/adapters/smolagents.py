@@ -45,13 +45,13 @@ from __future__ import annotations
 import copy
 import inspect
 import itertools
-import secrets
 import weakref
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .._process import process_number
 from .._wrapping import call_arguments
 from ..errors import LoopAbortedError
 from ._common import HostLimit, Scope, require, stop_error, with_warning
@@ -74,7 +74,6 @@ __all__ = ["guard_agent"]
 UNGUARDED = frozenset({"final_answer"})
 _INSTALLED = "_loopfuse_installed"
 _runs = itertools.count(1)
-_PROCESS = secrets.token_hex(3)  # two processes sharing a Redis store never share a run's label
 _MEDIA_OUTPUTS = ("image", "audio")  # smolagents makes any value such a tool returns a media object
 _TEXT_ON_DENIAL: dict[type[Any], type[Any]] = {}  # one per media tool class
 _DENIAL: ContextVar[str | None] = ContextVar("loopfuse_smolagents_denial")  # set by a media tool's call
@@ -96,7 +95,9 @@ class _RunScope:
     def new_run(self) -> None:
         """Start a fresh scope; the replaced one will never be continued, so its state goes."""
         self.end()
-        self.label = Scope(f"{self.name}#{_PROCESS}-{next(_runs)}")
+        self.label = Scope(
+            f"{self.name}#{process_number() & 0xFFFFFF:06x}-{next(_runs)}"
+        )  # its process's own
         self.abort = None
 
     def end(self) -> None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import os
 import re
 import struct
 from importlib import resources
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .._calls import CallKey
+from .._process import process_number
 from .._state import ToolResult
 from .._volatile import pair_key
 from ..breakers import Breaker, NearDuplicateBreaker, SameErrorBreaker, StallBreaker, WindowBreaker
@@ -57,7 +57,6 @@ _FIELD_REF = re.compile(r"\bF(?:\.([A-Za-z_]\w*)|\['([^']+)'\])")
 _FIELD_PUT = re.compile(r"\bput\('([^']+)'")
 _UNSENT = b""  # a near-duplicate key not computed (the guard has seen no result yet)
 _TRIP_ID = struct.Struct(">QQ")  # a round trip's id: this process's random number, a count
-_PROCESS = int.from_bytes(os.urandom(8))
 _TRIPS = itertools.count()
 _TOOLS_KEPT = 1024
 # A result's fixed fields as lua/observe.lua reads them: call key, result digest, their pair key,
@@ -226,7 +225,7 @@ class ScriptSet:
     def carrying(args: list[Any], results: list[bytes]) -> list[Any]:
         """``args``, the round trip's id (unique: a retry of it is answered, not run again),
         then the held ``results`` and their count (``lua/pending.lua``)."""
-        return [*args, _TRIP_ID.pack(_PROCESS, next(_TRIPS)), *results, len(results)]
+        return [*args, _TRIP_ID.pack(process_number(), next(_TRIPS)), *results, len(results)]
 
     def _error_scope(self, call: CallKey) -> bytes:
         """What a run of same errors belongs to (the scripts' "tool"): the tool, or for a
