@@ -4,10 +4,10 @@ and sees the call as it was checked even if the tool changed its arguments."""
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from ._calls import CallKey
+from ._fork import fork_safe_lock
 
 __all__ = ["AwaitedCalls"]
 
@@ -22,7 +22,7 @@ class AwaitedCalls:
 
     def __init__(self) -> None:
         self._calls: dict[int, tuple[Any, str, CallKey]] | None = None
-        self._lock = threading.Lock()  # checks of several threads keep keys at once
+        self._lock = fork_safe_lock()  # checks of several threads keep keys at once
         self.active = False  # a result was reported: keys are kept from now on
 
     def keep(self, args: Any, call: CallKey) -> None:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import copy
-import threading
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from ._calls import CallKey
+from ._fork import fork_safe_lock
 from ._untrusted import tool_name
 from ._wrapping import agent_text, run_before
 from .breakers import RepeatBreaker
@@ -35,7 +35,7 @@ class LoopBrake:
         self.max_repeats = resolve_max_repeats(max_repeats, "LoopBrake(max_repeats=...)")
         self._breaker = RepeatBreaker(self.max_repeats)
         self._sessions = AgentRegistry(1, max_sessions, idle_seconds)
-        self._lock = threading.Lock()
+        self._lock = fork_safe_lock()
 
     def check(self, tool: str, args: Any = None, session: Any = "default") -> None:
         """Record the call, or raise ``LoopBrakeError`` without recording it."""

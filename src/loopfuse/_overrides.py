@@ -7,12 +7,12 @@ be hashed cannot be paused or allowed: its calls are judged as usual.
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
 from ._agents import agent_label
+from ._fork import fork_safe_lock
 from ._guard_events import log_name
 from .errors import ConfigError
 from .incidents import logger
@@ -35,7 +35,7 @@ class Overrides:
     """Paused agents (counted, so nested pauses nest) and one-time allowances per agent and tool."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = fork_safe_lock()
         self.paused: Counter[Any] = Counter()
         self.allowances: Counter[tuple[Any, str]] = Counter()
 

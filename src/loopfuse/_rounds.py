@@ -13,13 +13,13 @@ and its rounds go with it.
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
+from ._fork import fork_safe_lock
 from ._idle import drop_idle
 from .decision import Decision, Denial
 from .stores.base import Outcome
@@ -48,7 +48,7 @@ class _AgentRounds:
 
     def __init__(self, round_id: Hashable, ref: weakref.ref[Any] | None) -> None:
         self.ref = ref  # the agent, for an agent kept by identity (see ``_key``)
-        self.lock = threading.Lock()  # held across one check of this agent, so that identical
+        self.lock = fork_safe_lock()  # held across one check of this agent, so that identical
         self.alock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None  # calls of one
         # round are decided one at a time (async: a lock of the running event loop)
         self.round = round_id
@@ -100,7 +100,7 @@ class Rounds:
         self._idle, self._clock, self._entries = idle_seconds, clock, 0
         self._min_repeats = min_repeats  # None: repeated rounds are never denied (cycle off)
         self._abort_after = abort_after  # denials in a row that escalate; 0: never
-        self._lock = threading.Lock()
+        self._lock = fork_safe_lock()
 
     def __len__(self) -> int:
         """How many agents' rounds are kept."""

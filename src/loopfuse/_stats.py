@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import itertools
 import sys
-import threading
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
+
+from ._fork import fork_safe_lock
 
 __all__ = ["GuardStats"]
 
@@ -23,7 +24,7 @@ class GuardStats:
     (without the interpreter lock, the same counter is advanced under the stats lock)."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = fork_safe_lock()
         self._checks = 0  # the checks not counted by count_allowed
         self._ticks = itertools.count()
         self._read = 0  # ticks taken by snapshot() to read the counter

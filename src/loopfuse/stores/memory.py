@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -11,6 +10,7 @@ from typing import Any
 
 from .._agents import agent_label
 from .._calls import CallKey
+from .._fork import fork_safe_lock
 from .._idle import drop_idle
 from .._state import AgentState, ToolResult
 from .._weak_table import WeakIdentityTable
@@ -123,7 +123,7 @@ class MemoryStore:
         self._plain_recorders = tuple(b for b in self._plain if getattr(b, "records", True))
         self._abort_after = abort_after
         self._agents = AgentRegistry(window, max_agents, idle_seconds, clock)
-        self._lock = threading.Lock()
+        self._lock = fork_safe_lock()
 
     def decide(self, agent: Any, call: CallKey) -> Outcome | None:
         """The breakers' verdict on ``call``; None when ``agent`` cannot be keyed."""
