@@ -75,3 +75,27 @@ def test_a_round_trip_waits_for_another_threads_flight_a_bounded_time(
     with results.carrying("a") as carried:
         assert carried == []
     assert 0.2 <= time.monotonic() - begun < 5
+
+
+def test_a_flight_that_never_lands_delays_only_the_round_trips_of_its_patience(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every later round trip of the agent waited the whole patience again (30 s each check)."""
+    monkeypatch.setattr("loopfuse.stores.redis_held.FLIGHT_PATIENCE", 0.3)
+    results = HeldResults(60.0, lambda agent: None)
+    results.add("a", _held(b"1"))
+    started = threading.Event()
+
+    def never_lands() -> None:
+        results.carrying("a").__enter__()
+        started.set()
+
+    threading.Thread(target=never_lands, daemon=True).start()
+    assert started.wait(5)
+    with results.carrying("a"):
+        pass  # waited out the patience
+    begun = time.monotonic()
+    for _ in range(3):
+        with results.carrying("a") as carried:
+            assert carried == []
+    assert time.monotonic() - begun < 0.2

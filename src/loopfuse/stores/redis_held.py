@@ -70,7 +70,7 @@ class HeldResults:
         self._ticking = threading.Condition(self._lock)  # the flusher thread waits on it
         self._landing = threading.Condition(self._lock)  # round trips wait on it for a flight
         self._held: dict[str, tuple[float, list[Held]]] = {}  # oldest first: the order of arrival
-        self._flying: dict[str, int] = {}  # each agent's flight, by the thread that started it
+        self._flying: dict[str, tuple[int, float]] = {}  # each agent's flight: its thread, when
         self._waiting = 0  # round trips waiting for a flight to land (notify_all costs ~1 us even for none)
         self._count = 0
         self._thread: threading.Thread | None = None
@@ -109,12 +109,12 @@ class HeldResults:
         anything else). A round trip goes without them, leaving them held, when the one in
         flight was started by this very thread (an event loop's task, while the loop's thread
         makes a sync call or exits: it cannot land while this waits) or after
-        ``FLIGHT_PATIENCE``."""
-        deadline = time.monotonic() + FLIGHT_PATIENCE
+        ``FLIGHT_PATIENCE`` from the flight's start (a flight never landing, its event loop
+        stopped, delays no round trip after that)."""
         with self._lock:
-            while agent_id in self._flying:
-                left = deadline - time.monotonic()
-                if self._flying[agent_id] == threading.get_ident() or left <= 0:
+            while (flight := self._flying.get(agent_id)) is not None:
+                left = flight[1] + FLIGHT_PATIENCE - time.monotonic()
+                if flight[0] == threading.get_ident() or left <= 0:
                     return Flight(self, agent_id, [])  # it cannot land while this thread waits
                 self._wait_for_flight(left)
             return Flight(self, agent_id, self._take(agent_id))
@@ -131,12 +131,13 @@ class HeldResults:
         """``carrying`` for a coroutine: another round trip is waited for by polling, from
         0.2 ms to 5 ms apart (a thread of the default executor per waiter would starve
         redis-py's own use of it, its connects' ``getaddrinfo``)."""
-        deadline, pause = time.monotonic() + FLIGHT_PATIENCE, 0.0002
+        pause = 0.0002
         while True:
             with self._lock:
-                if agent_id not in self._flying:
+                flight = self._flying.get(agent_id)
+                if flight is None:
                     return Flight(self, agent_id, self._take(agent_id))
-                if time.monotonic() > deadline:
+                if time.monotonic() > flight[1] + FLIGHT_PATIENCE:
                     return Flight(self, agent_id, [])
             await asyncio.sleep(pause)
             pause = min(pause * 2, 0.005)
@@ -147,7 +148,7 @@ class HeldResults:
         if entry is None:
             return []
         self._count -= len(entry[1])
-        self._flying[agent_id] = threading.get_ident()
+        self._flying[agent_id] = (threading.get_ident(), time.monotonic())
         return entry[1]
 
     def _landed(self, agent_id: str, held: list[Held], failure: StoreUnavailableError | None) -> None:
