@@ -7,6 +7,7 @@ be hashed cannot be paused or allowed: its calls are judged as usual.
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -29,6 +30,18 @@ def _token(agent: Any) -> Any:
     except Exception:
         return None
     return agent
+
+
+def _weak_token(agent: Any) -> Any:
+    """``_token``, as a weak reference for an object that takes one: an allowance never keeps
+    an agent object (and so its state) alive. Equal while the object lives, as it is."""
+    token = _token(agent)
+    if token is None or isinstance(token, str):
+        return token
+    try:
+        return weakref.ref(token)
+    except TypeError:  # an int, a tuple: nothing to keep alive
+        return token
 
 
 class Overrides:
@@ -60,11 +73,12 @@ class Overrides:
     def allow_next(self, agent: Any, tool: str, times: int) -> bool:
         """Allow ``agent``'s next ``times`` calls of ``tool`` (past 4,096 allowances never used,
         the oldest goes); False when ``agent`` cannot be hashed."""
-        token = _token(agent)
+        token = _weak_token(agent)
         if token is None:
             return False
         try:
             with self._lock:
+                self._drop_dead()
                 self.allowances[(token, tool)] += times
                 if len(self.allowances) > _MAX_ALLOWANCES:
                     del self.allowances[next(iter(self.allowances))]
@@ -72,12 +86,18 @@ class Overrides:
             return False
         return True
 
+    def _drop_dead(self) -> None:
+        """Forget the allowances of agent objects gone (under the lock)."""
+        for key in [k for k in self.allowances if type(k[0]) is weakref.ref and k[0]() is None]:
+            del self.allowances[key]
+
     def forget(self, agent: Any) -> None:
-        """Drop ``agent``'s allowances (an agent that finished keeps none, nor a hold on it)."""
-        if not self.allowances or _token(agent) is None:
+        """Drop ``agent``'s allowances (an agent that finished keeps none)."""
+        token = _weak_token(agent) if self.allowances else None
+        if token is None:
             return
         with contextlib.suppress(Exception), self._lock:  # an __eq__ that raises: kept
-            for key in [key for key in self.allowances if key[0] is agent or key[0] == agent]:
+            for key in [key for key in self.allowances if key[0] is token or key[0] == token]:
                 del self.allowances[key]
 
     def take(self, agent: Any, tool: Any) -> str | None:
@@ -86,15 +106,15 @@ class Overrides:
         if token is None:
             return None
         try:
-            return self._take(token, tool)
+            return self._take(token, _weak_token(agent) if self.allowances else token, tool)
         except Exception:  # an __eq__ or a tool name that raises: judged as usual
             return None
 
-    def _take(self, token: Any, tool: Any) -> str | None:
+    def _take(self, token: Any, weak: Any, tool: Any) -> str | None:
         with self._lock:
             if token in self.paused:
                 return "paused"
-            key = (token, tool)
+            key = (weak, tool)
             if self.allowances.get(key, 0) <= 0:
                 return None
             self.allowances[key] -= 1

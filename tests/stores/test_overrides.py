@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
+import weakref
 
 import pytest
 
@@ -95,6 +97,27 @@ def test_past_4096_unused_allowances_a_new_one_still_works(make_guard: GuardFact
     assert allowed(guard, 3) == [True, True, False]
     guard.allow_next("a", "read")
     assert allowed(guard, 2) == [True, False]
+
+
+class Run:
+    """A host's run object, used as the agent (named by its ``id`` on Redis)."""
+
+    def __init__(self, run_id: str) -> None:
+        self.id = run_id
+
+
+def test_an_allowance_does_not_keep_an_agent_object_alive(make_guard: GuardFactory) -> None:
+    """An unused allowance held the object, and so its state, until forget or 4,096 more."""
+    guard = make_guard(LIMIT)
+    run = Run("run-1")
+    assert allowed(guard, 3, run) == [True, True, False]  # type: ignore[arg-type]
+    guard.allow_next(run, "read")
+    assert allowed(guard, 2, run) == [True, False]  # type: ignore[arg-type]
+    guard.allow_next(run, "read", times=3)  # never used
+    gone = weakref.ref(run)
+    del run
+    gc.collect()
+    assert gone() is None
 
 
 def test_an_allowance_that_cannot_be_kept_says_so(
