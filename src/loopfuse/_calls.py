@@ -17,12 +17,12 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from ._json_default import json_default
 from ._shown import TOOL_SHOWN
 
-__all__ = ["CallKey", "call_digest", "canonical_json", "int63", "json_object", "strip_ignored"]
+__all__ = ["CallKey", "NoteKey", "call_digest", "canonical_json", "int63", "json_object", "strip_ignored"]
 
 
 def _unserializable(value: Any) -> Any:
@@ -156,6 +156,7 @@ class CallKey:
     """
 
     __slots__ = ("_near", "_text", "full", "key", "near_of", "tool")
+    note: ClassVar[bool] = False  # arguments that are all annotation: a thought (``NoteKey``)
 
     def __init__(self, tool: str, full: bytes, key: int, text: str | bytes = "") -> None:
         self.tool = tool
@@ -173,8 +174,9 @@ class CallKey:
             window = full
             if ignore and (type(args) is dict or _is_mapping(args)) and not ignore.isdisjoint(args):
                 kept = {k: v for k, v in args.items() if k not in ignore}
-                if kept:  # arguments that are all ignored keys are the call (a think tool's thought)
-                    window, text = _digest(tool, kept)
+                if not kept:  # arguments that are all ignored keys are the call (a think tool's thought)
+                    return NoteKey(tool, full, (int.from_bytes(full[:8], "big") & _MASK63) or 1, text)
+                window, text = _digest(tool, kept)
         except Exception:  # unserializable, or the caller's objects raise while read
             return None
         # int63(window), inlined as the dict test above: a Python call is about 1% of a check
@@ -197,3 +199,11 @@ class CallKey:
     @property
     def hash_prefix(self) -> str:
         return self.full.hex()[:12]
+
+
+class NoteKey(CallKey):
+    """The key of a call whose arguments are all annotation (``think(thought=...)``): what it
+    returns is the model's own note, never something new from the world."""
+
+    __slots__ = ()
+    note: ClassVar[bool] = True

@@ -41,11 +41,21 @@ def test_identical_failures_deny_the_attempt_after_error_limit() -> None:
 def test_a_no_op_step_between_attempts_does_not_reset_the_count() -> None:
     """The no-op's result is new only the first time: it costs one attempt, no more."""
     breaker = StallBreaker(limit=8, error_limit=4)
-    think = (call(9, "think"), success(42))
+    think = (call(9, "list_dir"), success(42))
     steps = [(call(1), failure(5)), think] * 4
     assert breaker.check(state_after(breaker, steps), call(1)) is None
     denial = breaker.check(state_after(breaker, [*steps, (call(1), failure(5))]), call(1))
     assert denial is not None and denial.count == 4
+
+
+def test_a_thought_between_attempts_is_never_new() -> None:
+    """A thinking tool's answer is the model's own note: not even the first one starts the
+    count again (the sequential-thinking server's answer, counting thoughts, was new each time)."""
+    breaker = StallBreaker(limit=8, error_limit=4)
+    for tool in ("think", "sequentialthinking", "mcp__sequential-thinking__sequentialthinking"):
+        steps = [s for n in range(4) for s in ((call(1), failure(5)), (call(9 + n, tool), success(42 + n)))]
+        denial = breaker.check(state_after(breaker, steps), call(1))
+        assert denial is not None and denial.count == 4
 
 
 def test_a_trivial_variant_failing_the_same_way_does_not_reset_the_count() -> None:

@@ -11,9 +11,10 @@ ERROR = "E999 IndentationError: unexpected indent at line 264 (attempt {n})"
 
 
 def test_identical_failures_with_a_no_op_between_are_denied(make_guard: GuardFactory) -> None:
-    """The window, same_error (in a row) and cycle all let this pass; stall does not."""
+    """The window, same_error (in a row) and cycle all let this pass; stall does not. A thought
+    is never something new: the first one started the count again, and the 8th call was refused."""
     guard = make_guard()
-    steps = ["edit", "think", "edit", "edit", "think", "edit", "edit"]
+    steps = ["edit", "think", "edit", "edit", "think", "edit"]
     for n, tool in enumerate(steps):
         if tool == "think":
             assert run(guard, "think", {"thought": "hmm"}, "Your thought has been logged.")

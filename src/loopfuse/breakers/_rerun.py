@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import re
 
+from .._calls import CallKey
 from .._rings import CountingWindow
 from .._volatile import pair_key
 
-__all__ = ["DEFAULT_EDIT_TOOLS", "is_edit", "rerun_key", "settle", "writes_files"]
+__all__ = ["DEFAULT_EDIT_TOOLS", "NOTE_TOOLS", "is_edit", "is_note", "rerun_key", "settle", "writes_files"]
 
 # Edit tools of well-known agents and MCP servers: Claude Code, the MCP filesystem server,
 # SWE-agent, OpenHands, the OpenAI Agents SDK, Codex, Gemini CLI, Cline, Roo Code, Cursor,
@@ -35,6 +36,9 @@ DEFAULT_EDIT_TOOLS = (
     "str_replace", "str_replace_editor", "write_file", "write_to_file",
 )  # fmt: skip
 _RERUN = 0x72_65_72_75_6E  # b"rerun"
+# Tools whose result is the model's own thought: the sequential-thinking MCP server's (a
+# thought's number in its arguments and result, so it is not all annotation) and a think tool.
+NOTE_TOOLS = frozenset({"think", "sequentialthinking", "sequential_thinking"})
 
 # A shell command that changes files: in place (sed -i, perl -i), through a redirection or
 # tee, a patch, git, or moving, copying, removing or making files, or installing packages.
@@ -57,6 +61,13 @@ def is_edit(tool: str, edit_tools: frozenset[str], text: str = "") -> bool:
     if tool in edit_tools or ("__" in tool and tool.rpartition("__")[2] in edit_tools):
         return True
     return bool(edit_tools) and writes_files(text)
+
+
+def is_note(call: CallKey) -> bool:
+    """Whether ``call`` is the model's own note (arguments that are all annotation, or one of
+    ``NOTE_TOOLS``, also as its MCP host names it): never something new, whatever it returns."""
+    tool = call.tool
+    return call.note or tool in NOTE_TOOLS or ("__" in tool and tool.rpartition("__")[2] in NOTE_TOOLS)
 
 
 def writes_files(text: str) -> bool:

@@ -9,7 +9,7 @@ from .._calls import CallKey
 from .._state import AgentState, ToolResult
 from .._volatile import pair_key
 from ..decision import Denial, Kind
-from ._rerun import DEFAULT_EDIT_TOOLS, is_edit, settle
+from ._rerun import DEFAULT_EDIT_TOOLS, is_edit, is_note, settle
 from ._text import CHANGE, NEW
 from ._warn import lowered
 
@@ -168,7 +168,12 @@ class WindowBreaker:
             return
         run = state.unit("duplicate", WindowRun)
         pair, edit = pair_key(call.key, result.digest), is_edit(call.tool, self.edit_tools, call.text)
-        fresh = result.ok is True and not edit and state.results.found(call.key, result.digest)
+        fresh = (
+            result.ok is True
+            and not edit
+            and not is_note(call)
+            and state.results.found(call.key, result.digest)
+        )
         run.edited = settle(state.window, run.edited, state.results.index, pair, result.ok, edit, fresh)
         if call.key == run.key:
             run.stale = run.stale + 1 if result.digest == run.result else 1

@@ -11,7 +11,7 @@ from .._state import AgentState, CountingWindow, ResultBook, ToolResult
 from .._volatile import pair_key
 from ..checks import check_bool, check_int, check_masks, check_names, check_window, fail
 from ..decision import Denial, Kind
-from ._rerun import DEFAULT_EDIT_TOOLS, is_edit, settle
+from ._rerun import DEFAULT_EDIT_TOOLS, is_edit, is_note, settle
 from ._text import CHANGE
 from ._warn import lowered
 
@@ -185,7 +185,7 @@ class NearDuplicateBreaker:
         index = mine.book.take_pending(near)
         if index is not None:
             pair, edit = pair_key(near, result.digest), is_edit(call.tool, self.edit_tools, call.text)
-            fresh = result.ok is True and not edit and not mine.book.last.holds(near)
+            fresh = result.ok is True and not edit and not is_note(call) and not mine.book.last.holds(near)
             fresh = fresh and result.digest not in state.results.recent
             mine.edited = settle(mine.window, mine.edited, index, pair, result.ok, edit, fresh)
         mine.book.remember(near, result.digest)

@@ -41,7 +41,7 @@ from .._state import AgentState, RecentDigests, ToolResult
 from .._volatile import pair_key
 from ..checks import check_bool, check_int, check_names, check_window
 from ..decision import Denial, Kind
-from ._rerun import DEFAULT_EDIT_TOOLS, is_edit
+from ._rerun import DEFAULT_EDIT_TOOLS, is_edit, is_note
 from ._results_only import ResultsOnly
 from ._text import CHANGE
 from ._warn import lowered
@@ -229,7 +229,9 @@ class StallBreaker(ResultsOnly):
         mine = state.unit("stall", lambda: StallState(self.window))
         failed = result.ok is False
         outcome = (result.error if failed else result.digest) or 1
-        if mine.seen.get(outcome) is None or (not failed and self._new_edit(mine, call)):
+        if (mine.seen.get(outcome) is None and not is_note(call)) or (
+            not failed and self._new_edit(mine, call)
+        ):
             mine.novel += 1
         mine.seen.put(outcome, 1)
         count = _counted(mine.last, mine.pairs, call.key, outcome, mine.novel, _FAILED if failed else 0)

@@ -31,7 +31,7 @@ from .._process import process_number
 from .._state import ToolResult
 from .._volatile import pair_key
 from ..breakers import Breaker, NearDuplicateBreaker, SameErrorBreaker, StallBreaker, WindowBreaker
-from ..breakers._rerun import is_edit, rerun_key
+from ..breakers._rerun import is_edit, is_note, rerun_key
 from ..breakers.custom import own_breaker
 from ..breakers.registry import REGISTRY
 from ..errors import ConfigError
@@ -61,7 +61,7 @@ _TRIPS = itertools.count()
 _TOOLS_KEPT = 1024
 # A result's fixed fields as lua/observe.lua reads them: call key, result digest, their pair key,
 # '0' for a failure ('2' a success, '1' neither said), error digest, near key, its pair key, the re-run keys of the two
-# pair keys, '1' for a call of an edit tool (else '0'), the full digest's length.
+# pair keys, '1' for a call of an edit tool ('2' a note, else '0'), the full digest's length.
 _RESULT_HEAD = struct.Struct(">QQQcQQQQQcB")
 
 
@@ -216,7 +216,7 @@ class ScriptSet:
             near_pair,
             rerun_key(pair),
             rerun_key(near_pair) if near else 0,
-            b"1" if is_edit(call.tool, self._edits, call.text) else b"0",
+            b"1" if is_edit(call.tool, self._edits, call.text) else b"2" if is_note(call) else b"0",
             len(call.full),
         )
         return head + call.full + self._error_scope(call)

@@ -49,11 +49,11 @@ local function observe(arg)
     failed = string.sub(arg, 25, 25) == '0', succeeded = string.sub(arg, 25, 25) == '2', err = string.sub(arg, 26, 33),
     near = string.sub(arg, 34, 41), near_pair = string.sub(arg, 42, 49),
     rerun = string.sub(arg, 50, 57), near_rerun = string.sub(arg, 58, 65),
-    edit = string.sub(arg, 66, 66) == '1', digest = string.sub(arg, 68, 67 + n), tool = string.sub(arg, 68 + n),
+    edit = string.sub(arg, 66, 66) == '1', note = string.sub(arg, 66, 66) == '2', digest = string.sub(arg, 68, 67 + n), tool = string.sub(arg, 68 + n),
     calls = tonumber(F.calls) or 0, puts = tonumber(F.puts) or 0,
   }
   r.index = awaited_entry(r.key, r.calls)
-  r.found = r.index and r.succeeded and not r.edit and finding(F.lr or '', r.key, 16, r.result)
+  r.found = r.index and r.succeeded and not r.edit and not r.note and finding(F.lr or '', r.key, 16, r.result)
   if not r.index then  -- (before the first result, another call's than the newest: see _state.py)
     if r.puts == 0 then put('puts', 1) end
     return 0

@@ -55,7 +55,7 @@ UNITS['near_duplicate'] = function(op, b, x)
       local age = pushed - 1 - index
       if age >= 0 and age < math.min(pushed, b[2]) then
         local ring, edited = F.nw or '', tonumber(F.nn) or -1
-        local fresh = x.succeeded and not x.edit and finding(F.nl or '', near, 16, x.result)
+        local fresh = x.succeeded and not x.edit and not x.note and finding(F.nl or '', near, 16, x.result)
         local entry, now = settled_entry(ring, index, pushed, b[2], x.near_pair, x.near_rerun, x, edited, fresh)
         put('nw', ring_set(ring, index % b[2], entry))
         put('nn', now, edited)

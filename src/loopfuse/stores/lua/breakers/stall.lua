@@ -76,7 +76,7 @@ UNITS['stall'] = function(op, b, x)
     local outcome = failed and x.err or x.result
     if outcome == NONE then outcome = string.rep('\0', 7) .. '\1' end
     local novel, pairs_, entry = tonumber(F['st:n']) or 0, F['st:p'] or '', key .. outcome
-    if not find_record(pairs_, outcome, STALL_PAIR, 8)  -- not seen lately
+    if (not x.note and not find_record(pairs_, outcome, STALL_PAIR, 8))  -- not seen lately, nor a note
       or (x.edit and not failed and not find_record(pairs_, key, STALL_PAIR)) then  -- an edit not made lately
       novel = novel + 1
     end
