@@ -46,6 +46,9 @@ _SHAPES: dict[str, str] = {
         r"|\d{8}T\d{6}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b"
         r"|\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b"
         r"|(?<!\.)1\d{9}(?:\d{3}){0,3}(?:\.\d+)?\b"
+        # a clock's time ("12:04 PM"), a time ago ("5 min ago", "3 hours ago"), as pages show them
+        r"|\d{1,2}:\d{2} ?[AaPp][Mm]\b"
+        r"|\d+ ?(?:s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?|mo|months?) ago\b"
     ),
     # The random names of Python's tempfile ("/tmp/tmpk3j_x9a2") and of mktemp
     # ("/tmp/tmp.Xa81bQz0Pc"), with a digit among their random characters (a name without one,
@@ -147,11 +150,20 @@ def _may_hold_shape(raw: bytes, plan: _Plan) -> bool:
         hexed = raw.translate(_HEX).decode()
         if "xxxxxxxx" in hexed or "xx:xx:xx" in hexed or "xxxx-xx-xx" in hexed:
             return True
+        if ("xx:xx" in hexed or "x:xx" in hexed) and _may_hold_clock(raw):
+            return True
+        if b" ago" in raw:
+            return True
     if plan.durations and _may_hold_duration(raw):
         return True
     if plan.temps and raw.find(b"tmp") >= 0:
         return True
     return plan.cursors and _CURSOR_RUN in raw.translate(_WORD).decode()
+
+
+def _may_hold_clock(raw: bytes) -> bool:
+    """Whether ASCII ``raw`` has what a clock's time ends with (AM, PM, in either case)."""
+    return b"M" in raw or b"m" in raw
 
 
 def _may_hold_duration(raw: bytes) -> bool:

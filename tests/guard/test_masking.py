@@ -29,6 +29,7 @@ PIECES = st.sampled_from(
      "0.42s", "12 ms", "0m0.523s", "3 seconds", "5\u00b5s", "2 secrets", "7s", "31415926535897932.5",
      "2024-05-01 10:20:30,123", "12:30:45,5", "20240501T102030Z", "20240501T102030.5+0100", "1,2",
      "1733212245", "1733212245.5", "1733212245123", "0.1733212245", "17332122451", "1733212245 s",
+     "12:04 PM", "9:30am", "5 min ago", "3 hours ago", "12:04 PMx", "10 mins agone",
      "/tmp/tmpk3j_x9a2.py", "tmp.Xa81bQz0Pc", "tmp_outputs", "tmpab3c4d5e9", "_tmpk3j_x9a2"]
 )  # fmt: skip
 TEXTS = st.lists(st.one_of(st.text(ALPHABET, max_size=12), PIECES), max_size=12).map("".join)

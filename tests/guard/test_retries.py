@@ -1,4 +1,6 @@
-"""A call retried while it fails the same way, each error naming a fresh request id, on both stores."""
+"""Loops whose results carry noise that tells nothing new, on both stores: a call retried while it
+fails the same way, each error naming a fresh request id; a page clicked again and again whose
+snapshot shows the time."""
 
 from __future__ import annotations
 
@@ -23,3 +25,23 @@ def test_the_fifth_attempt_failing_alike_is_refused_whatever_request_id_it_names
     allowed = [run(guard, "call_llm", args, _overloaded(rng), ok=False) for _ in range(6)]
     assert allowed == [True] * 4 + [False, False]
     assert guard.check("call_llm", args, "a").rule == "same_error.identical_limit"
+
+
+def _snapshot(step: int) -> str:
+    minute, ago = 4 + step // 3, 1 + step // 2
+    return f"- banner: Acme Store, {minute}:0{step % 3} PM\n- button 'Load more' [ref=e12]\n- text: updated {ago} min ago"
+
+
+def test_a_click_and_snapshot_cycle_is_refused_whatever_time_the_page_shows(
+    make_guard: GuardFactory,
+) -> None:
+    """Each snapshot read as new, so the block never repeated: the cap stopped it (300 calls)."""
+    guard, ran = make_guard(), 0
+    for step in range(30):
+        click = run(guard, "browser_click", {"element": "Load more", "ref": "e12"}, "Clicked", ok=True)
+        if not (click and run(guard, "browser_snapshot", {}, _snapshot(step), ok=True)):
+            break
+        ran += 1
+    assert (
+        ran == 3 and guard.check("browser_click", {"element": "Load more", "ref": "e12"}, "a").kind == "cycle"
+    )
