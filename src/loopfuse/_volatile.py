@@ -150,20 +150,15 @@ def _may_hold_shape(raw: bytes, plan: _Plan) -> bool:
         hexed = raw.translate(_HEX).decode()
         if "xxxxxxxx" in hexed or "xx:xx:xx" in hexed or "xxxx-xx-xx" in hexed:
             return True
-        if ("xx:xx" in hexed or "x:xx" in hexed) and _may_hold_clock(raw):
+        if "x:xx" in hexed and ("M" in hexed or "m" in hexed):  # a clock's "12:04 PM"
             return True
-        if b" ago" in raw:
+        if " xgo" in hexed:  # " ago", its "a" a hex digit
             return True
     if plan.durations and _may_hold_duration(raw):
         return True
     if plan.temps and raw.find(b"tmp") >= 0:
         return True
     return plan.cursors and _CURSOR_RUN in raw.translate(_WORD).decode()
-
-
-def _may_hold_clock(raw: bytes) -> bool:
-    """Whether ASCII ``raw`` has what a clock's time ends with (AM, PM, in either case)."""
-    return b"M" in raw or b"m" in raw
 
 
 def _may_hold_duration(raw: bytes) -> bool:
