@@ -8,6 +8,10 @@ its input the server answers everything it was asked, then exits. Tools:
 - ``emit {hex, times}``: first writes the bytes ``hex`` (``times`` times) as a line of its
   own on stdout (a malformed line from the server), then answers.
 - ``spawn``: starts a grandchild that sleeps for a minute; answers its pid.
+- ``crash {status, delay}``: writes "crashing" to stderr and exits at once with ``status``,
+  without answering anything still in flight.
+
+At the end of its input the server exits with ``$RAW_EXIT_STATUS`` (0 if unset).
 
 Arguments that are not an object are taken too: their JSON is the answer.
 """
@@ -15,6 +19,7 @@ Arguments that are not an object are taken too: their JSON is the answer.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -43,6 +48,10 @@ def _tool(request_id: Any, name: str, args: Any) -> None:
     if name == "emit":
         _write(bytes.fromhex(args["hex"]) * int(args.get("times", 1)) + b"\n")
         _answer(request_id, "emitted")
+    elif name == "crash":
+        sys.stderr.write("crashing\n")
+        sys.stderr.flush()
+        os._exit(int(args.get("status", 1)))
     elif name == "spawn":
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
         _answer(request_id, str(child.pid))
@@ -70,6 +79,7 @@ def main() -> None:
         workers.append(worker)
     for worker in workers:
         worker.join()
+    sys.exit(int(os.environ.get("RAW_EXIT_STATUS", "0")))
 
 
 if __name__ == "__main__":

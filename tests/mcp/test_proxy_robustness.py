@@ -67,6 +67,35 @@ def test_pipelined_requests_from_a_file_all_get_their_answer(tmp_path: Path) -> 
     assert b"Traceback" not in result.stderr
 
 
+def test_a_crash_after_the_input_ended_answers_what_was_pending_and_exits_with_its_status(
+    tmp_path: Path,
+) -> None:
+    requests = [_request(1, "echo", text="slow", delay=5), _request(2, "echo", text="slow", delay=5)]
+    requests.append(_request(3, "crash", status=4, delay=0.5))
+    path = tmp_path / "requests.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in requests))
+    with path.open("rb") as stdin:
+        result = _run(stdin)
+    answers = [json.loads(line) for line in result.stdout.splitlines()]
+    assert sorted(a["id"] for a in answers) == [1, 2, 3]
+    assert {a["error"]["code"] for a in answers} == {-32000}
+    assert "exited (status 4) before answering" in answers[0]["error"]["message"]
+    assert result.returncode == 4
+    stderr = result.stderr.decode()
+    assert "MCP server 'python" in stderr and "exited (status 4)." in stderr
+    assert "  | crashing" in stderr.split("its last 1 stderr lines")[-1]
+
+
+def test_a_server_that_exits_non_zero_once_the_client_left_is_reported() -> None:
+    session = RawSession(_argv(RAW_SERVER), child_env(RAW_EXIT_STATUS="5"))
+    try:
+        assert _text(session.call("echo", {"text": "last"})) == "last"
+        assert session.close() == 5
+    finally:
+        session.kill()
+    assert "exited (status 5)." in session.stderr
+
+
 def test_empty_input_exits_0_at_once_without_a_traceback() -> None:
     start = time.monotonic()
     result = _run(subprocess.DEVNULL, timeout=10)

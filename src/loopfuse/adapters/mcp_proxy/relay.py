@@ -309,17 +309,20 @@ class StdioRelay:
             logger.exception("loopfuse proxy: record_result failed for %s", call.tool)
 
     async def _backend_ended(self) -> None:
+        """The backend's output ended: unless a signal stopped it, or it exited 0 with nothing
+        pending after the client left (the normal end), it died: say so and answer what is
+        pending. The proxy ends with it once the client has left."""
         status = await self.backend.wait(2.0)
         if status is None:
             self.backend.signal(signal.SIGKILL)
             status = await self.backend.wait() or -signal.SIGKILL
         await self.backend.drain_stderr()
+        if self._signalled is None and (status != 0 or self._pending or not self._client_gone):
+            self._death_status = status
+            self.backend.report_death(status)
+            await self._fail_pending(status)
         if self._signalled is not None or self._client_gone:
             self._finished.set()
-            return
-        self._death_status = status
-        self.backend.report_death(status)
-        await self._fail_pending(status)
 
     async def _fail_pending(self, status: int) -> None:
         name, how = self.backend.name, describe_status(status)
