@@ -162,6 +162,36 @@ def test_without_the_mcp_extra_stdio_works_and_http_modes_print_the_install_hint
     assert result.returncode == 2 and "pip install 'loopfuse[mcp]'" in result.stderr
 
 
+JSON_LOGGING_BACKEND = """\
+import json, sys
+def write(obj):
+    print(json.dumps(obj), flush=True)
+write({"level": 30, "msg": "server listening"})
+for n, line in enumerate(sys.stdin, 1):
+    msg = json.loads(line)
+    write({"level": 20, "msg": "handling " + msg["method"], "id": msg["id"]})
+    result = {"content": [{"type": "text", "text": f"job running: {n * 10}% done"}], "isError": False}
+    write({"jsonrpc": "2.0", "id": msg["id"], "result": result})
+"""
+
+
+def test_json_log_lines_from_the_server_are_dropped_not_taken_as_answers(tmp_path: Path) -> None:
+    """A server logging JSON objects to stdout (pino, bunyan, structlog), one naming the
+    request's id before each answer: the client gets only the answers, and the guard judges
+    the polled job's changing answers, so no call is refused as returning the same result."""
+    backend = tmp_path / "json_logging.py"
+    backend.write_text(JSON_LOGGING_BACKEND)
+    argv = ["-m", "loopfuse.cli", "proxy", "--config", "/dev/null", "--", sys.executable, str(backend)]
+    session = RawSession(argv, child_env())
+    try:
+        texts = [session.call("status", {"job": 7})["result"]["content"][0]["text"] for _ in range(8)]
+        assert texts == [f"job running: {n * 10}% done" for n in range(1, 9)]
+        assert session.close() == 0
+    finally:
+        session.kill()
+    assert "dropped 0 client lines and 9 MCP server lines" in session.stderr
+
+
 class _BrokenClientStream:
     """A client stream that fails in a way the relay does not expect (a stand-in for a bug)."""
 

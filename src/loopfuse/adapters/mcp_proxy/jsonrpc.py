@@ -15,6 +15,7 @@ __all__ = [
     "Incoming",
     "denial_result",
     "error_line",
+    "is_message",
     "parse_client_line",
     "parse_line",
     "recover_id",
@@ -74,6 +75,19 @@ def parse_client_line(line: bytes) -> Incoming:
 def parse_line(line: bytes) -> Any:
     """The JSON value on ``line``; raises ValueError (also for bad UTF-8) or RecursionError."""
     return json.loads(line)
+
+
+def is_message(value: Any) -> bool:
+    """Whether a value the server wrote is a JSON-RPC 2.0 message (or a batch of them): a
+    request or notification names a method, a response an id and a result or error. A
+    structured log line (``{"level": 30, "msg": ...}``, even with an ``id``) is not."""
+    if isinstance(value, list):
+        return bool(value) and all(isinstance(item, dict) and is_message(item) for item in value)
+    if not isinstance(value, dict) or value.get("jsonrpc") != "2.0":
+        return False
+    if isinstance(value.get("method"), str):
+        return True
+    return "id" in value and ("result" in value or "error" in value)
 
 
 _COLON = re.compile(r"\s*:\s*")

@@ -21,6 +21,7 @@ from .jsonrpc import (
     denial_result,
     error_line,
     input_required,
+    is_message,
     next_round,
     parse_client_line,
     parse_line,
@@ -252,7 +253,7 @@ class StdioRelay:
         except (ValueError, RecursionError):
             await self._unreadable_answer(line, "not JSON (or nested too deeply to read)")
             return
-        if not isinstance(message, dict | list):
+        if not is_message(message):
             self._drop("server", "not a JSON-RPC message")
             return
         await self._to_client(self._warned(message, line))
