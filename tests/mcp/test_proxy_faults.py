@@ -78,6 +78,24 @@ def test_a_backend_that_exits_by_itself_gives_a_non_zero_exit(tmp_path: Path) ->
         session.kill()
 
 
+def test_the_death_report_cuts_long_stderr_lines(tmp_path: Path) -> None:
+    """Each stderr line is relayed whole as it comes; the report at the server's death repeats
+    at most 4 KiB of each of its last lines (not the whole line, which can be 64 MiB)."""
+    script = tmp_path / "long_lines.py"
+    script.write_text(
+        "import sys\nprint('x' * 100_000, file=sys.stderr)\nprint('short line', file=sys.stderr)\nsys.exit(3)\n"
+    )
+    session = RawSession(["-m", "loopfuse.cli", "proxy", "--", sys.executable, str(script)], child_env())
+    try:
+        assert "exited (status 3)" in session.request("initialize", {})["error"]["message"]
+        assert session.close() == 3
+    finally:
+        session.kill()
+    relayed, report = session.stderr.split("its last 2 stderr lines:\n")
+    assert "x" * 100_000 in relayed
+    assert report == f"  | {'x' * 4096}... ({100_000 - 4096} more bytes cut)\n  | short line\n"
+
+
 def test_sigterm_reaches_the_backend(proxy_argv: list[str], tmp_path: Path) -> None:
     marker = tmp_path / "signal.txt"
     session = RawSession(proxy_argv, child_env(SIGNAL_MARKER_FILE=str(marker)))

@@ -15,6 +15,8 @@ from .streams import LINE_LIMIT, Oversized, read_line
 __all__ = ["Backend", "exit_status"]
 
 STDERR_TAIL = 20
+TAIL_LINE = 4096
+"""The most bytes of each stderr line kept for the death report; the rest is cut, and said so."""
 CLOSE_GRACE = 5.0
 TERM_GRACE = 2.0
 GROUP_POLL = 0.05
@@ -65,7 +67,7 @@ class Backend:
                 )
 
     def _relay_stderr_line(self, raw: bytes) -> None:
-        self.tail.append(raw.decode("utf-8", "replace").rstrip("\r\n"))
+        self.tail.append(_tail_line(raw))
         _write_stderr(raw)
 
     def signal(self, signum: int) -> bool:
@@ -138,6 +140,14 @@ class Backend:
             lines.append(f"loopfuse proxy: its last {len(self.tail)} stderr lines:")
             lines.extend(f"  | {line}" for line in self.tail)
         _write_stderr(("\n".join(lines) + "\n").encode("utf-8", "replace"))
+
+
+def _tail_line(raw: bytes) -> str:
+    """A stderr line as the death report repeats it: at most ``TAIL_LINE`` bytes of it."""
+    line = raw.rstrip(b"\r\n")
+    text = line[:TAIL_LINE].decode("utf-8", "replace")
+    cut = len(line) - TAIL_LINE
+    return text if cut <= 0 else f"{text}... ({cut} more bytes cut)"
 
 
 def describe_status(status: int) -> str:
