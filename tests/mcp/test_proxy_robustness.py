@@ -139,6 +139,17 @@ def test_after_a_malformed_client_line_the_next_request_is_answered(
     assert raw_session.close() == 0
 
 
+def test_a_long_malformed_client_line_holds_back_no_answer(raw_session: RawSession) -> None:
+    """Looking for the id of a malformed line reads its first 64 KiB only: the whole of a 48 MiB
+    line of many JSON tokens took the proxy seconds, while no answer got through."""
+    raw_session.send(_request(1, "echo", text="due at 0.5 s", delay=0.5))
+    start = time.monotonic()
+    raw_session.send_raw(b'{"jsonrpc": "2.0", "params": [x' + b'"a",' * (12 << 20) + b"\n")
+    assert _text(raw_session.receive()) == "due at 0.5 s"
+    assert time.monotonic() - start < 3.0
+    assert raw_session.close() == 0
+
+
 BACKEND_LINES: dict[str, bytes | tuple[bytes, int]] = {
     "deep nesting": b"[" * DEEP + b"]" * DEEP,
     "deep nesting, an answer to nobody": b'{"jsonrpc": "2.0", "id": 999, "result": '

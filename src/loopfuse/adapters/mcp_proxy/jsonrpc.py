@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .streams import OVERSIZED_HEAD
+
 __all__ = [
     "BACKEND_GONE",
     "INTERNAL_ERROR",
@@ -95,8 +97,9 @@ _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]', re.DOTALL)
 
 
 def recover_id(line: bytes) -> str | int | None:
-    """The ``id`` member of the top-level object on a line that does not parse, if readable."""
-    text = line.decode("utf-8", "replace")
+    """The ``id`` member of the top-level object on a line that does not parse, if readable
+    in its first ``OVERSIZED_HEAD`` bytes (the scan runs on the event loop: bounded)."""
+    text = line[:OVERSIZED_HEAD].decode("utf-8", "replace")
     depth, previous = 0, ""
     for match in _TOKEN.finditer(text):
         token = match.group()
