@@ -5,6 +5,7 @@ finishes, and a server extension that answers ``tools/call`` itself (the tasks e
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import mcp_types
@@ -14,7 +15,7 @@ from fastmcp.server.extensions import ServerExtension
 from loopfuse import Guard
 from loopfuse.adapters.mcp import LoopfuseMiddleware
 
-from .conftest import TIMEOUT
+from .conftest import TIMEOUT, RawSession, child_env
 
 LEGS = 8
 
@@ -60,6 +61,40 @@ async def test_a_warning_waits_for_the_calls_final_round() -> None:
     assert texts[1][0] == "report q3 ready" and texts[1][1].startswith(
         "[loopfuse warning: this build_report call"
     )
+
+
+GUARDED_STDIO_SERVER = """\
+from fastmcp import FastMCP
+from loopfuse import Guard
+from loopfuse.adapters.mcp import LoopfuseMiddleware
+
+server = FastMCP("guarded")
+
+
+@server.tool
+def search(query: str) -> str:
+    return "results for " + query
+
+
+guard = Guard.from_config({"circuit_breaker": {"duplicate_limit": 2, "result_limit": 2}})
+server.add_middleware(LoopfuseMiddleware(guard))
+server.run(show_banner=False)
+"""
+
+
+def test_a_call_with_empty_input_responses_is_checked(tmp_path: Path) -> None:
+    """``inputResponses: {}`` answers nothing a tool asked: no later round, so the call is
+    checked (it went through unchecked, as the stdio proxy now agrees)."""
+    script = tmp_path / "guarded.py"
+    script.write_text(GUARDED_STDIO_SERVER)
+    session = RawSession([str(script)], child_env())
+    try:
+        session.initialize()
+        params = {"name": "search", "arguments": {"query": "q"}, "inputResponses": {}}
+        refused = [session.request("tools/call", params)["result"]["isError"] for _ in range(3)]
+        assert refused == [False, False, True]
+    finally:
+        session.kill()
 
 
 class AnsweringTasks(ServerExtension):

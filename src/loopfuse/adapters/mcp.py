@@ -108,10 +108,10 @@ def warned(result: ToolResult, warning: str) -> ToolResult:
 
 def _next_round(params: Any) -> bool:
     """Whether a ``tools/call`` is a later round of a 2026-07-28 call: the client answering the
-    tool's request for input, or retrying with the state it was given."""
+    tool's request for input (not empty: a tool asks something), or retrying with the state it
+    was given. No round, so checked: neither, or an empty ``inputResponses`` alone."""
     return (
-        getattr(params, "input_responses", None) is not None
-        or getattr(params, "request_state", None) is not None
+        bool(getattr(params, "input_responses", None)) or getattr(params, "request_state", None) is not None
     )
 
 

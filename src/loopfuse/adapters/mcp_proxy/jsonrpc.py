@@ -166,10 +166,15 @@ def tool_call(message: dict[str, Any]) -> tuple[str, Any] | None:
 
 
 def next_round(message: dict[str, Any]) -> bool:
-    """Whether a ``tools/call`` is a later round of a 2026-07-28 call (the client answering the
-    tool's request for input, or retrying with the state it was given)."""
+    """Whether a ``tools/call`` is a later round of a 2026-07-28 call: the client answering the
+    tool's request for input (``inputResponses``, not empty: a tool asks something), or retrying
+    with the state it was given (``requestState``, a string). A null or an empty object is no
+    round, so the call is checked, as ``LoopfuseMiddleware`` does."""
     params = message.get("params")
-    return isinstance(params, dict) and ("inputResponses" in params or "requestState" in params)
+    if not isinstance(params, dict):
+        return False
+    responses = params.get("inputResponses")
+    return isinstance(params.get("requestState"), str) or (isinstance(responses, dict) and bool(responses))
 
 
 def input_required(message: dict[str, Any]) -> bool:
