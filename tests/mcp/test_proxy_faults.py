@@ -135,6 +135,13 @@ def test_usage_errors_exit_2() -> None:
     assert bad_cap.returncode == 2 and "--max-calls -1: expected 0 (no cap)" in bad_cap.stderr
 
 
+@pytest.mark.parametrize("url", ["notaurl", "ftp://127.0.0.1/mcp", "http://", "http://127.0.0.1:99999/mcp"])
+def test_a_url_that_is_not_http_is_a_usage_error(url: str) -> None:
+    done = _cli("--url", url)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"--url {url!r}: expected an http:// or https:// URL" in done.stderr
+
+
 def test_an_incident_log_flag_that_cannot_be_a_log_is_named_as_the_flag(tmp_path: Path) -> None:
     done = _cli("--incident-log", str(tmp_path), "--", "true")
     assert done.returncode == 2

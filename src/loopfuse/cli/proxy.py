@@ -11,6 +11,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from .._vocabulary import to_storage
 from ..checks import log_path_problem
@@ -72,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         env = _parse_env(args.env)
         listen = _parse_listen(args.listen) if args.listen else None
+        url = _parse_url(args.url) if args.url else None
         guard = _guard(args.config, args.incident_log, args.max_calls)
     except (ConfigError, ValueError) as exc:
         return usage_error(f"proxy: {exc}")
@@ -83,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     from ..adapters.mcp_proxy import ProxyOptions, run_proxy
 
     _log_to_stderr()
-    return run_proxy(ProxyOptions(command=command, url=args.url, env=env, listen=listen), guard)
+    return run_proxy(ProxyOptions(command=command, url=url, env=env, listen=listen), guard)
 
 
 def _log_to_stderr() -> None:
@@ -143,3 +145,20 @@ def _parse_listen(text: str) -> tuple[str, int]:
     if not port.isdigit() or not 0 < int(port) < 65536:
         raise ValueError(f"--listen {text!r}: expected [HOST:]PORT with a port from 1 to 65535")
     return (host.strip("[]") or "127.0.0.1", int(port))
+
+
+def _parse_url(url: str) -> str:
+    """``url`` (its scheme in lower case) if it is an http:// or https:// URL with a host and
+    a valid port; else ValueError."""
+    try:
+        parts = urlsplit(url)
+        scheme = parts.scheme
+        valid = scheme in ("http", "https") and url[: len(scheme)].lower() == scheme and bool(parts.hostname)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError:
+        valid = False
+    if not valid:
+        raise ValueError(
+            f"--url {url!r}: expected an http:// or https:// URL, such as http://127.0.0.1:8000/mcp"
+        )
+    return scheme + url[len(scheme) :]
