@@ -91,8 +91,12 @@ class RawSession:
         self.send_raw(json.dumps(message).encode() + b"\n")
 
     def receive(self, timeout: float = TIMEOUT) -> dict[str, Any]:
-        message: dict[str, Any] = json.loads(self._lines.get(timeout=timeout))
+        message: dict[str, Any] = json.loads(self.receive_line(timeout))
         return message
+
+    def receive_line(self, timeout: float = TIMEOUT) -> bytes:
+        """The next line the proxy wrote, as it wrote it."""
+        return self._lines.get(timeout=timeout)
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Send a request and wait for its response, skipping notifications."""

@@ -150,6 +150,24 @@ def test_a_long_malformed_client_line_holds_back_no_answer(raw_session: RawSessi
     assert raw_session.close() == 0
 
 
+def _strict_json(line: bytes) -> Any:
+    def refuse(constant: str) -> None:
+        raise ValueError(f"not JSON: {constant}")
+
+    return json.loads(line, parse_constant=refuse)
+
+
+def test_the_proxys_own_answers_to_an_id_json_cannot_hold_are_json(raw_session: RawSession) -> None:
+    """An id of 1e400 reads as infinity: the proxy's answers to it say null (they said Infinity)."""
+    call = b'{"jsonrpc": "2.0", "id": 1e400, "method": "tools/call", '
+    raw_session.send_raw(call + b'"params": {"name": "crash", "arguments": {"delay": 0.3}}}\n')
+    pending = _strict_json(raw_session.receive_line())
+    assert (pending["id"], pending["error"]["code"]) == (None, -32000)
+    raw_session.send_raw(b'{"jsonrpc": "2.0", "id": -1e400, "method": "tools/list"}\n')
+    later = _strict_json(raw_session.receive_line())
+    assert later["id"] is None and "has exited" in later["error"]["message"]
+
+
 BACKEND_LINES: dict[str, bytes | tuple[bytes, int]] = {
     "deep nesting": b"[" * DEEP + b"]" * DEEP,
     "deep nesting, an answer to nobody": b'{"jsonrpc": "2.0", "id": 999, "result": '

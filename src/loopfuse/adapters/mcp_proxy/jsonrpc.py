@@ -196,8 +196,22 @@ def with_warning(message: dict[str, Any], warning: str) -> bytes | None:
     if not isinstance(result, dict) or not isinstance(result.get("content"), list):
         return None
     content = result["content"]
-    return _line({**message, "result": {**result, "content": [*content, {"type": "text", "text": warning}]}})
+    try:
+        return _dumps(
+            {**message, "result": {**result, "content": [*content, {"type": "text", "text": warning}]}}
+        )
+    except ValueError:  # a number JSON cannot hold (NaN, Infinity), as the server wrote it
+        return None
 
 
 def _line(body: dict[str, Any]) -> bytes:
-    return json.dumps(body, separators=(",", ":")).encode("ascii") + b"\n"
+    """``body`` as one line of valid JSON; an id JSON cannot hold (``1e400`` read as infinity)
+    is written as null."""
+    try:
+        return _dumps(body)
+    except ValueError:
+        return _dumps({**body, "id": None})
+
+
+def _dumps(body: dict[str, Any]) -> bytes:
+    return json.dumps(body, separators=(",", ":"), allow_nan=False).encode("ascii") + b"\n"
