@@ -87,19 +87,23 @@ def _listen(tmp_path: Path, side_file: Path, config: str) -> tuple[list[str], in
     return argv, port
 
 
-@pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_listen_counts_per_session_or_per_connection(
-    side_file: Path, tmp_path: Path, mode: str
+@pytest.mark.parametrize(("mode", "second"), [("legacy", [False, False, True]), ("auto", [True, True, True])])
+async def test_listen_counts_per_session_or_per_client(
+    side_file: Path, tmp_path: Path, mode: str, second: list[bool]
 ) -> None:
     """Handshake-era clients have an Mcp-Session-Id; 2026-07-28 clients without auth have
-    none, so each connection counts on its own."""
+    none: a client counts as its host and User-Agent, whatever connection a call comes on (per
+    connection, a client idle past the 5 s keep-alive, as between a model's turns, came back
+    on a new one, a new agent: its loop was never refused)."""
     argv, port = _listen(tmp_path, side_file, "[circuit_breaker]\nduplicate_limit = 2\nresult_limit = 2\n")
     url = f"http://127.0.0.1:{port}/mcp"
     for _ in _serve(argv, port):
-        for _client in range(2):
+        results = []
+        for _client in range(2):  # the second: the same client, back on a new connection
             client = Client(url, mode=mode, timeout=TIMEOUT, init_timeout=TIMEOUT)
-            assert await _three_identical_calls(client) == [False, False, True]
-    assert side_file.read_text() == "a\n" * 4
+            results.append(await _three_identical_calls(client))
+    assert results == [[False, False, True], second]
+    assert side_file.read_text() == "a\n" * (4 if mode == "legacy" else 2)
 
 
 async def test_listen_reports_calls_of_unknown_tools_as_invalid_turns(

@@ -3,12 +3,15 @@ of tools the backend does not list reported as invalid turns.
 
 The agent is the MCP session (``mcp:<Mcp-Session-Id>``; ``mcp:user:...`` for an
 authenticated 2026-07-28 client). A 2026-07-28 client over HTTP without authentication
-has no session: its agent is its connection, ``mcp:connection:<host>:<port>``. Over stdio
-without a session the process serves one client: ``mcp:process``.
+has no session: its agent is the client, its host and its ``User-Agent`` header,
+``mcp:client:<host>:<digest>``. Not its connection: a client idle for 5 s (a model's turn)
+comes back on a new one. Over stdio without a session the process serves one client:
+``mcp:process``.
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import TYPE_CHECKING, Any
 
 import mcp_types
@@ -58,10 +61,13 @@ def client_scope(ctx: Any) -> str:
     if scope != PROCESS_SCOPE:
         return scope
     try:
-        peer = get_http_request().client
+        request = get_http_request()
+        peer, agent = request.client, request.headers.get("user-agent", "")
     except Exception:  # not over HTTP: one client per process
         return PROCESS_SCOPE
-    return PROCESS_SCOPE if peer is None else f"mcp:connection:{peer.host}:{peer.port}"
+    if peer is None:
+        return PROCESS_SCOPE
+    return f"mcp:client:{peer.host}:{hashlib.sha256(agent.encode()).hexdigest()[:8]}"
 
 
 async def _unlisted(ctx: Any, tool: str) -> bool:
