@@ -14,13 +14,16 @@ from fastmcp.server.extensions import ServerExtension
 
 from loopfuse import Guard
 from loopfuse.adapters.mcp import LoopfuseMiddleware
+from loopfuse.adapters.mcp_proxy.http_middleware import ProxyMiddleware
 
 from .conftest import TIMEOUT, RawSession, child_env
 
 LEGS = 8
 
 
-def polling_server(guard: Guard, legs: list[int]) -> FastMCP:
+def polling_server(
+    guard: Guard, legs: list[int], middleware: type[LoopfuseMiddleware] = LoopfuseMiddleware
+) -> FastMCP:
     """A tool that asks the client to retry 7 times (``request_state``), then answers."""
     server = FastMCP("polling")
 
@@ -32,7 +35,7 @@ def polling_server(guard: Guard, legs: list[int]) -> FastMCP:
             return mcp_types.InputRequiredResult(request_state=str(leg + 1))
         return f"report {name} ready"
 
-    server.add_middleware(LoopfuseMiddleware(guard))
+    server.add_middleware(middleware(guard))
     return server
 
 
@@ -44,6 +47,18 @@ async def test_a_call_retried_for_its_next_round_is_one_call() -> None:
 
     assert not result.is_error and result.content[0].text == "report q3 ready"
     assert legs == list(range(LEGS))
+    assert guard.stats()["checks"] == 1
+
+
+async def test_the_proxys_middleware_checks_a_call_at_its_first_round_only() -> None:
+    """``loopfuse proxy --url``/``--listen`` checked each round as a new call: a call asking to
+    be retried 7 times was the 8th identical call, refused."""
+    legs: list[int] = []
+    guard = Guard()
+    async with Client(polling_server(guard, legs, ProxyMiddleware), timeout=TIMEOUT) as client:
+        result = await client.call_tool("build_report", {"name": "q3"}, raise_on_error=False)
+
+    assert not result.is_error and result.content[0].text == "report q3 ready"
     assert guard.stats()["checks"] == 1
 
 
@@ -67,6 +82,7 @@ GUARDED_STDIO_SERVER = """\
 from fastmcp import FastMCP
 from loopfuse import Guard
 from loopfuse.adapters.mcp import LoopfuseMiddleware
+from loopfuse.adapters.mcp_proxy.http_middleware import ProxyMiddleware
 
 server = FastMCP("guarded")
 

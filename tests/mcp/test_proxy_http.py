@@ -120,3 +120,17 @@ async def test_listen_reports_calls_of_unknown_tools_as_invalid_turns(
     assert first.is_error and first.content[0].text == "Unknown tool: 'nope'"
     assert second.is_error and "no usable tool call (invalid limit 2)" in second.content[0].text
     assert [r.content[0].text for r in after_work] == ["x", "Unknown tool: 'nope'"]
+
+
+async def test_url_with_its_upstream_down_blames_no_invalid_turn_on_the_model() -> None:
+    """FastMCP lists no tool when it cannot reach the upstream, so every call read as a call of
+    a tool the server did not list: from the 6th the model was told its replies held no usable
+    tool call, then the run was stopped as a loop."""
+    argv = ["-m", "loopfuse.cli", "proxy", "--url", f"http://127.0.0.1:{_free_port()}/mcp"]
+    transport = StdioTransport(sys.executable, argv, env=child_env(), keep_alive=False)
+    async with Client(transport, timeout=TIMEOUT, init_timeout=TIMEOUT) as client:
+        words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
+        results = [await client.call_tool("search", {"q": word}, raise_on_error=False) for word in words]
+    texts = [getattr(r.content[0], "text", "") if r.content else "" for r in results]
+    assert all(r.is_error for r in results)
+    assert not any("no usable tool call" in t or "loopfuse" in t for t in texts), texts

@@ -20,7 +20,7 @@ from fastmcp.server.middleware import CallNext, MiddlewareContext
 from fastmcp.tools.base import ToolResult
 
 from ...incidents import logger
-from ..mcp import PROCESS_SCOPE, LoopfuseMiddleware, session_scope
+from ..mcp import PROCESS_SCOPE, LoopfuseMiddleware, _next_round, _round_key, session_scope
 from .refusal import refusal_text
 
 if TYPE_CHECKING:
@@ -39,6 +39,10 @@ class ProxyMiddleware(LoopfuseMiddleware):
     ) -> ToolResult:
         tool, args = context.message.name, context.message.arguments or {}
         agent = client_scope(context.fastmcp_context)
+        if _next_round(context.message):  # the same call, checked at its first round
+            return await self._run(
+                context, call_next, agent, self._warnings.pop(_round_key(agent, tool, args))
+            )
         listed = not await _unlisted(context.fastmcp_context, tool)
         decision = await self._decide(tool, args, agent, listed)
         text = refusal_text(decision, agent, self.guard)
@@ -72,9 +76,12 @@ def client_scope(ctx: Any) -> str:
 
 async def _unlisted(ctx: Any, tool: str) -> bool:
     """Whether the backend's tool list (as FastMCP's proxy fetched it) lacks ``tool``;
-    False when that cannot be told."""
+    False when that cannot be told: an empty list is an upstream FastMCP could not reach (it
+    answers with no tools), not a model calling tools that do not exist."""
     try:
-        return await ctx.fastmcp.get_tool(tool) is None
+        if await ctx.fastmcp.get_tool(tool) is not None:
+            return False
+        return bool(await ctx.fastmcp.list_tools(run_middleware=False))
     except Exception:
         logger.debug("loopfuse proxy: cannot tell whether %s is listed", tool, exc_info=True)
         return False
