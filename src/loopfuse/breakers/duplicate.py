@@ -167,7 +167,7 @@ class WindowBreaker:
         if not self.result_aware:
             return
         run = state.unit("duplicate", WindowRun)
-        pair, edit = pair_key(call.key, result.digest), is_edit(call.tool, self.edit_tools, call.text)
+        pair, edit = pair_key(call.key, result.digest), is_edit(call, self.edit_tools)
         fresh = (
             result.ok is True
             and not edit

@@ -184,7 +184,7 @@ class NearDuplicateBreaker:
             return
         index = mine.book.take_pending(near)
         if index is not None:
-            pair, edit = pair_key(near, result.digest), is_edit(call.tool, self.edit_tools, call.text)
+            pair, edit = pair_key(near, result.digest), is_edit(call, self.edit_tools)
             fresh = result.ok is True and not edit and not is_note(call) and not mine.book.last.holds(near)
             fresh = fresh and result.digest not in state.results.recent
             mine.edited = settle(mine.window, mine.edited, index, pair, result.ok, edit, fresh)

@@ -245,7 +245,7 @@ class StallBreaker(ResultsOnly):
 
     def _new_edit(self, mine: StallState, call: CallKey) -> bool:
         """A call of an edit tool not made lately: it changed something, whatever it answered."""
-        return is_edit(call.tool, self.edit_tools, call.text) and mine.last.get(call.key) is None
+        return is_edit(call, self.edit_tools) and mine.last.get(call.key) is None
 
     def _similar_counted(self, mine: StallState, call: CallKey, error: int) -> int:
         """The failure once more for the call's near key: how many times in a row, nothing new between."""

@@ -216,7 +216,7 @@ class ScriptSet:
             near_pair,
             rerun_key(pair),
             rerun_key(near_pair) if near else 0,
-            b"1" if is_edit(call.tool, self._edits, call.text) else b"2" if is_note(call) else b"0",
+            b"1" if is_edit(call, self._edits) else b"2" if is_note(call) else b"0",
             len(call.full),
         )
         return head + call.full + self._error_scope(call)
