@@ -61,16 +61,7 @@ def test_a_round_trip_waits_for_another_threads_flight_a_bounded_time(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr("loopfuse.stores.redis_held.FLIGHT_PATIENCE", 0.2)
-    results = HeldResults(60.0, lambda agent: None)
-    results.add("a", _held(b"1"))
-    started = threading.Event()
-
-    def never_lands() -> None:
-        results.carrying("a").__enter__()  # a thread whose round trip never ends
-        started.set()
-
-    threading.Thread(target=never_lands, daemon=True).start()
-    assert started.wait(5)
+    results = _with_a_flight_that_never_lands()
     begun = time.monotonic()
     with results.carrying("a") as carried:
         assert carried == []
@@ -82,6 +73,18 @@ def test_a_flight_that_never_lands_delays_only_the_round_trips_of_its_patience(
 ) -> None:
     """Every later round trip of the agent waited the whole patience again (30 s each check)."""
     monkeypatch.setattr("loopfuse.stores.redis_held.FLIGHT_PATIENCE", 0.3)
+    results = _with_a_flight_that_never_lands()
+    with results.carrying("a"):
+        pass  # waited out the patience
+    begun = time.monotonic()
+    for _ in range(3):
+        with results.carrying("a") as carried:
+            assert carried == []
+    assert time.monotonic() - begun < 0.2
+
+
+def _with_a_flight_that_never_lands() -> HeldResults:
+    """Held results of agent "a" whose round trip, started by another thread, never ends."""
     results = HeldResults(60.0, lambda agent: None)
     results.add("a", _held(b"1"))
     started = threading.Event()
@@ -92,10 +95,4 @@ def test_a_flight_that_never_lands_delays_only_the_round_trips_of_its_patience(
 
     threading.Thread(target=never_lands, daemon=True).start()
     assert started.wait(5)
-    with results.carrying("a"):
-        pass  # waited out the patience
-    begun = time.monotonic()
-    for _ in range(3):
-        with results.carrying("a") as carried:
-            assert carried == []
-    assert time.monotonic() - begun < 0.2
+    return results
