@@ -48,7 +48,7 @@ _SHAPES: dict[str, str] = {
         r"|(?<!\.)1\d{9}(?:\d{3}){0,3}(?:\.\d+)?\b"
         # a clock's time ("12:04 PM"), a time ago ("5 min ago", "3 hours ago"), as pages show them
         r"|\d{1,2}:\d{2} ?[AaPp][Mm]\b"
-        r"|\d+ ?(?:s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?|mo|months?) ago\b"
+        r"|\d++ ?(?=[smhdw])(?:s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?|mo|months?) ago\b"
     ),
     # The random names of Python's tempfile ("/tmp/tmpk3j_x9a2") and of mktemp
     # ("/tmp/tmp.Xa81bQz0Pc"), with a digit among their random characters (a name without one,

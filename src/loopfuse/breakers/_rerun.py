@@ -62,7 +62,8 @@ _WRITES_KEPT = 1_024
 def is_edit(call: CallKey, edit_tools: frozenset[str]) -> bool:
     """Whether ``call``'s tool is one of ``edit_tools``, also as an MCP server's tool is named by
     its host (``mcp__filesystem__write_file`` in Claude Code), or, while there are edit tools,
-    its canonical JSON holds a shell command that changes files (``writes_files``)."""
+    it runs a shell command (``command``, ``cmd`` or ``script``) that changes files
+    (``writes_files``)."""
     tool = call.tool
     if tool in edit_tools or ("__" in tool and tool.rpartition("__")[2] in edit_tools):
         return True
@@ -72,8 +73,15 @@ def is_edit(call: CallKey, edit_tools: frozenset[str]) -> bool:
     if writes is None:
         if len(_WRITES) >= _WRITES_KEPT:
             _WRITES.clear()
-        writes = _WRITES[call.key] = writes_files(call.text)
+        text = call.text
+        writes = _WRITES[call.key] = _runs_a_command(text) and writes_files(text)
     return writes
+
+
+def _runs_a_command(text: str) -> bool:
+    """Whether a call's canonical JSON names a shell command (an argument ``command``,
+    ``commands``, ``cmd`` or ``script``, as shell tools name theirs)."""
+    return '"command' in text or '"cmd"' in text or '"script"' in text
 
 
 def is_note(call: CallKey) -> bool:
