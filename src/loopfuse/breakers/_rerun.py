@@ -56,7 +56,7 @@ _SHELL_WRITE = re.compile(
 _WRITE_WORDS = re.compile(r">|sed|perl|tee|patch|git|mv|cp|rm|touch|mkdir|ln|truncate|install|add|get|remove")
 _SHELL_TEXT = 8_192  # characters of a call read for a write: a command, not a file's content
 _WRITES: dict[int, bool] = {}  # by call key: each breaker asks about the same result's call
-_WRITES_KEPT = 1_024
+_WRITES_KEPT = 64  # the breakers ask about one result one after another: a few suffice
 
 
 def is_edit(call: CallKey, edit_tools: frozenset[str]) -> bool:
