@@ -64,8 +64,7 @@ def is_edit(call: CallKey, edit_tools: frozenset[str]) -> bool:
     its host (``mcp__filesystem__write_file`` in Claude Code), or, while there are edit tools,
     it runs a shell command (``command``, ``cmd`` or ``script``) that changes files
     (``writes_files``)."""
-    tool = call.tool
-    if tool in edit_tools or ("__" in tool and tool.rpartition("__")[2] in edit_tools):
+    if _named(call.tool, edit_tools):
         return True
     if not edit_tools:
         return False
@@ -87,8 +86,13 @@ def _runs_a_command(text: str) -> bool:
 def is_note(call: CallKey) -> bool:
     """Whether ``call`` is the model's own note (arguments that are all annotation, or one of
     ``NOTE_TOOLS``, also as its MCP host names it): never something new, whatever it returns."""
-    tool = call.tool
-    return call.note or tool in NOTE_TOOLS or ("__" in tool and tool.rpartition("__")[2] in NOTE_TOOLS)
+    return call.note or _named(call.tool, NOTE_TOOLS)
+
+
+def _named(tool: str, names: frozenset[str]) -> bool:
+    """Whether ``tool`` is one of ``names``, also as an MCP host names a server's tool
+    (``mcp__<server>__<name>``)."""
+    return tool in names or ("__" in tool and tool.rpartition("__")[2] in names)
 
 
 def writes_files(text: str) -> bool:
