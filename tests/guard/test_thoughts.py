@@ -39,3 +39,19 @@ def test_the_same_action_between_thoughts_is_refused(make_guard: GuardFactory, t
             break
         ran += 1
     assert ran == 7  # result_limit 7: the 8th identical action with the same result is refused
+
+
+@pytest.mark.parametrize("thought", [_sequential, _think])
+def test_a_thought_between_denials_keeps_them_in_a_row(make_guard: GuardFactory, thought: object) -> None:
+    """A model that thinks between refused repeats was never stopped: each allowed thought
+    started its denials in a row again, so the run went on, half refused, to the cap."""
+    guard, flags = make_guard(), []
+    for n in range(40):
+        assert callable(thought)
+        run(guard, *thought(n), ok=True)
+        decision = guard.check(ACTION[0], ACTION[1], "a")
+        if decision.allowed:
+            guard.record_result(ACTION[0], ACTION[1], ACTION[2], "a", ok=True)
+        else:
+            flags.append(decision.escalate)
+    assert flags[:4] == [False, False, True, True]  # abort_after_denials 3, thoughts between

@@ -15,6 +15,7 @@ from .._idle import drop_idle
 from .._state import AgentState, ToolResult
 from .._weak_table import WeakIdentityTable
 from ..breakers import Breaker
+from ..breakers._rerun import is_note
 from ..decision import Denial
 from .base import ALLOWED, Outcome
 
@@ -141,7 +142,8 @@ class MemoryStore:
                     return self._denied(state, denial)
             warning = self._warning(state, call) if self._warners else None
             state.calls += 1
-            state.denials_in_row = 0
+            if state.denials_in_row and not is_note(call):  # a thought keeps denials in a row
+                state.denials_in_row = 0
             for breaker in self._recorders if reporting else self._plain_recorders:
                 breaker.record(state, call)
             state.results.allowed(call.key, state.window.pushed - 1)

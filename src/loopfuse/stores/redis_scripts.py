@@ -55,6 +55,7 @@ _OPS = ("check", "refused", "record", "observe", "touch")
 _FIELD_NAME = re.compile(r"[A-Za-z0-9_:]+")
 _FIELD_REF = re.compile(r"\bF(?:\.([A-Za-z_]\w*)|\['([^']+)'\])")
 _FIELD_PUT = re.compile(r"\bput\('([^']+)'")
+_NONE = bytes(8)  # no near-duplicate key (lua/common.lua NONE)
 _UNSENT = b""  # a near-duplicate key not computed (the guard has seen no result yet)
 _TRIP_ID = struct.Struct(">QQ")  # a round trip's id: this process's random number, a count
 _TRIPS = itertools.count()
@@ -182,10 +183,11 @@ class ScriptSet:
         tool = self._tools.get(call.tool) or self._tool(call.tool)
         key = call.key.to_bytes(8, "big")
         scope = tool.scope + key if tool.batch else tool.scope
+        note = b"1" if is_note(call) else b"0"
         if self._near is None:
-            return [key, call.full, scope, tool.plain, tool.with_result]
+            return [key, call.full, scope, tool.plain, tool.with_result, _NONE, 0, note]
         near_key = call.near.to_bytes(8, "big") if near else _UNSENT
-        return [key, call.full, scope, tool.plain, tool.with_result, near_key, tool.near_limit]
+        return [key, call.full, scope, tool.plain, tool.with_result, near_key, tool.near_limit, note]
 
     def _tool(self, name: str) -> _Tool:
         """What the scripts get for a call of tool ``name`` (kept for the next ``_TOOLS_KEPT`` tools)."""

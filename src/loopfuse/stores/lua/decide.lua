@@ -17,7 +17,9 @@
 --          call without and with a known result (per-tool limits are resolved by the store)
 -- ARGV[6]  the call's near-duplicate key: NONE when it has none, '' when the store did not
 --          compute it (its guard has seen no result yet)
--- ARGV[7]  the near-duplicate limit for this call's tool
+-- ARGV[7]  the near-duplicate limit for this call's tool (ARGV[6] NONE and ARGV[7] 0 when the
+--          guard has no near_duplicate breaker)
+-- ARGV[8]  '1' when the call is a note (a thought: it keeps the denials in a row), else '0'
 --
 -- Returns 0 when the call is allowed and recorded, else {kind, count, limit, first, denials in a row,
 -- rule}, rule telling the limit reached apart where a kind has several ('' otherwise);
@@ -71,7 +73,7 @@ end
 
 -- Allowed: every breaker records the call. Only the fields that change are written.
 put('calls', calls + 1)
-put('denials', 0, denials)
+if ARGV[8] ~= '1' then put('denials', 0, denials) end  -- a thought keeps denials in a row
 for _, b in ipairs(RECORDING) do UNITS[b[1]]('record', b, c) end
 -- The call now awaits its result: until the agent's first result only the newest call
 -- (its window index is calls), then the last PENDING calls (key and window index).
