@@ -6,7 +6,7 @@ import pytest
 
 from loopfuse import Guard, LoopAbortedError, LoopBrake, LoopBrakeError
 from loopfuse._calls import CallKey
-from loopfuse._messages import DEFAULT_MESSAGES
+from loopfuse._messages import DEFAULT_MESSAGES, RULE_MESSAGES, denial_message
 from loopfuse._state import AgentState, ToolResult
 from loopfuse.decision import Denial, Kind
 from tests.store_fixtures import GuardFactory
@@ -92,3 +92,10 @@ def test_a_template_that_cannot_render_a_denial_gives_the_built_in_text_and_stil
     assert not decision.allowed and decision.kind == "cap"
     assert decision.message == DEFAULT_MESSAGES["cap"].format(tool="x", count=2_000_000, limit=2_000_000)
     assert guard.stats()["fail_open"] == {} and guard.stats()["denied"] == 1
+
+
+@pytest.mark.parametrize("rule", sorted(RULE_MESSAGES))
+def test_each_rule_text_has_one_colon_a_sentence(rule: str) -> None:
+    """"... fail again: fix the cause or stop repeating it: change your approach" chained two."""
+    text = denial_message(None, "api", Denial("same_error", 4, 4, rule))
+    assert all(sentence.count(":") <= 1 for sentence in text.split(". ")), text

@@ -11,7 +11,7 @@ from .._state import AgentState, ToolResult
 from ..checks import check_bool, check_int
 from ..decision import Denial, Kind
 from ._results_only import ResultsOnly
-from ._text import CHANGE
+from ._text import CHANGE, FIX
 from ._warn import lowered
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ class SameErrorBreaker(ResultsOnly):
     MESSAGES: ClassVar[dict[str, str]] = {
         "same_error.limit": (
             "{tool} failed with the same error {count} times in a row (same_error limit {limit}). "
-            "Retrying will fail again: fix the cause or " + CHANGE[0].lower() + CHANGE[1:]
+            "Retrying will fail again. " + FIX
         ),
         "same_error.identical_limit": (
             "the identical call failed with the same error {count} times in a row "

@@ -43,7 +43,7 @@ from ..checks import check_bool, check_int, check_names, check_window
 from ..decision import Denial, Kind
 from ._rerun import DEFAULT_EDIT_TOOLS, is_edit, is_note
 from ._results_only import ResultsOnly
-from ._text import CHANGE
+from ._text import CHANGE, FIX
 from ._warn import lowered
 
 if TYPE_CHECKING:
@@ -119,9 +119,7 @@ class StallBreaker(ResultsOnly):
         ),
         "stall.error_limit": (
             "the identical call already failed the same way {count} times with nothing new in "
-            "between (stall error_limit {limit}). Retrying will fail again: fix the cause or "
-            + CHANGE[0].lower()
-            + CHANGE[1:]
+            "between (stall error_limit {limit}). Retrying will fail again. " + FIX
         ),
         "stall.after_limit": (
             "the previous call returned the same result {count} times with nothing new in between "
@@ -130,17 +128,16 @@ class StallBreaker(ResultsOnly):
         "stall.after_error_limit": (
             "the previous call failed the same way {count} times with nothing new in between "
             "(stall error_limit {limit}), so this agent is stuck and this next call is refused too. "
-            "Do not retry a variant of it: fix the cause or " + CHANGE[0].lower() + CHANGE[1:]
+            "Do not retry a variant of it. " + FIX
         ),
         "stall.similar_error_limit": (
             "calls equal to this one but for ids, numbers and timestamps already failed with the identical "
             "error {count} times with nothing new in between (stall error_limit {limit}). Changing only such "
-            "values will not help: fix the cause or " + CHANGE[0].lower() + CHANGE[1:]
+            "values will not help. " + FIX
         ),
         "stall.tool_error_limit": (
             "{tool} already failed the same way {count} times with nothing new in between, whatever "
-            "its arguments (stall tool_error_limit {limit}). Other arguments will not help: fix the "
-            "cause or " + CHANGE[0].lower() + CHANGE[1:]
+            "its arguments (stall tool_error_limit {limit}). Other arguments will not help. " + FIX
         ),
     }
 
