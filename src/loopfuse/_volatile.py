@@ -60,6 +60,11 @@ _SHAPES: dict[str, str] = {
     "durations": r"\d+(?:\.\d+)?(?:m\d+(?:\.\d+)?)? ?(?:[mnu\u00b5]?s|secs?|seconds?)\b",
 }
 _NUMBER = r"-?\d+(?:\.\d+)?"
+# A duration under a JSON (or Python) key naming it, as Codex's shell answers
+# ("duration_seconds": 1.3) and Elasticsearch's ("took": 5): the key and number masked together.
+_DURATION_KEY = r"(?i:duration|elapsed|took|latency|wall_?time|time_?taken|(?:execution|exec|response|processing|run)_?time)"
+_KEYED_DURATION = r"[\"']" + _DURATION_KEY + r"[A-Za-z_]{0,16}[\"'] ?: ?-?\d+(?:\.\d+)?"
+_KEYED_DURATION_START = re.compile(("[\"']" + _DURATION_KEY).encode())
 MASKS: tuple[str, ...] = (*_SHAPES, "numbers", "whitespace")
 RESULT_MASKS: tuple[str, ...] = ("uuids", "timestamps", "temp_names", "hex_ids", "durations")
 ERROR_MASKS: tuple[str, ...] = ("uuids", "timestamps", "temp_names", "hex_ids", "durations", "numbers")
@@ -162,9 +167,10 @@ def _may_hold_shape(raw: bytes, plan: _Plan) -> bool:
 
 
 def _may_hold_duration(raw: bytes) -> bool:
-    """Whether ASCII ``raw`` has a digit followed by a unit's "s" (a space or m, n, u between)."""
+    """Whether ASCII ``raw`` has a digit followed by a unit's "s" (a space or m, n, u between),
+    or a key naming a duration."""
     units = raw.translate(_UNITS, b" ").decode()
-    return "\x01s" in units or "\x01\x02s" in units
+    return "\x01s" in units or "\x01\x02s" in units or _KEYED_DURATION_START.search(raw) is not None
 
 
 @functools.cache
@@ -173,6 +179,8 @@ def _combined(masks: frozenset[str]) -> re.Pattern[str] | None:
     more specific shapes tried first at each position."""
     shapes = [_SHAPES[name] for name in _SHAPES if name in masks]
     branches = [r"\b(?=[A-Za-z_\-:.]*+\d)(?:" + "|".join(shapes) + ")"] if shapes else []
+    if "durations" in masks:
+        branches.append(_KEYED_DURATION)
     if "numbers" in masks:
         branches.append(_NUMBER if shapes else _NUMBER_FAST)
     return re.compile("|".join(branches)) if branches else None

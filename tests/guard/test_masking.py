@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loopfuse._volatile import (
+    _KEYED_DURATION,
     _NUMBER,
     _SHAPES,
     ERROR_MASKS,
@@ -30,7 +31,8 @@ PIECES = st.sampled_from(
      "2024-05-01 10:20:30,123", "12:30:45,5", "20240501T102030Z", "20240501T102030.5+0100", "1,2",
      "1733212245", "1733212245.5", "1733212245123", "0.1733212245", "17332122451", "1733212245 s",
      "12:04 PM", "9:30am", "5 min ago", "3 hours ago", "12:04 PMx", "10 mins agone",
-     "/tmp/tmpk3j_x9a2.py", "tmp.Xa81bQz0Pc", "tmp_outputs", "tmpab3c4d5e9", "_tmpk3j_x9a2"]
+     "/tmp/tmpk3j_x9a2.py", "tmp.Xa81bQz0Pc", "tmp_outputs", "tmpab3c4d5e9", "_tmpk3j_x9a2",
+     '"duration_seconds": 1.3', "'took': 5", '"elapsedMs":-12', '"Duration" : 3', '"duration": "3s"', '"runtime": 2']
 )  # fmt: skip
 TEXTS = st.lists(st.one_of(st.text(ALPHABET, max_size=12), PIECES), max_size=12).map("".join)
 MASK_SETS = st.sampled_from(
@@ -48,6 +50,7 @@ def full_pattern(text: str, masks: frozenset[str]) -> str:
     """The masking as it was: one pattern of every class in ``masks``, tried at every position."""
     shapes = [_SHAPES[name] for name in _SHAPES if name in masks]
     branches = [r"\b(?=[A-Za-z_\-:.]*+\d)(?:" + "|".join(shapes) + ")"] if shapes else []
+    branches += [_KEYED_DURATION] if "durations" in masks else []
     branches += [_NUMBER] if "numbers" in masks else []
     text = re.sub("|".join(branches), "#", text) if branches else text
     return " ".join(text.split()) if "whitespace" in masks else text
@@ -111,6 +114,17 @@ def test_a_result_keeps_its_counts_and_loses_how_long_it_took() -> None:
     assert mask_text("2 failed, 3 passed in 0.40s", RESULT_MASKS) != mask_text(first, RESULT_MASKS)
     assert mask_text("real\t0m0.523s (took 12 ms, 3 seconds)", RESULT_MASKS) == "real\t# (took #, #)"
     assert mask_text("3 steps, 4 secrets, 5 samples", RESULT_MASKS) == "3 steps, 4 secrets, 5 samples"
+
+
+def test_a_duration_under_a_key_naming_it_is_masked() -> None:
+    """Codex's shell answers with the command's duration in JSON: a re-run of the same failing
+    test read as a new result each time."""
+    run = '{"metadata": {"duration_seconds": %s, "exit_code": 101}, "output": "1 failed"}'
+    assert result_digest(run % 1.3) == result_digest(run % 12) == result_digest(run % 0.0)
+    assert result_digest(run % 1.3) != result_digest(run.replace("1 failed", "2 failed") % 1.3)
+    assert mask_text("{'took': 5, 'hits': 3}", RESULT_MASKS) == "{#, 'hits': 3}"
+    assert mask_text('{"durationMs":12,"count":4}', RESULT_MASKS) == '{#,"count":4}'
+    assert mask_text('{"runs": 2, "timeout": 30}', RESULT_MASKS) == '{"runs": 2, "timeout": 30}'
 
 
 def test_a_long_result_loses_the_duration_at_its_end_only() -> None:

@@ -96,6 +96,6 @@ def test_a_template_that_cannot_render_a_denial_gives_the_built_in_text_and_stil
 
 @pytest.mark.parametrize("rule", sorted(RULE_MESSAGES))
 def test_each_rule_text_has_one_colon_a_sentence(rule: str) -> None:
-    """"... fail again: fix the cause or stop repeating it: change your approach" chained two."""
+    """A text once read "... fail again: fix the cause or stop repeating it: change your approach"."""
     text = denial_message(None, "api", Denial("same_error", 4, 4, rule))
     assert all(sentence.count(":") <= 1 for sentence in text.split(". ")), text

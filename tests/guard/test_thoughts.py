@@ -1,5 +1,6 @@
 """A thought between repeats of a call is never something new, on both stores: the model's note
-is not a finding that makes the next repeat a re-run checking it."""
+(a thought, its task list, plan or memory) is not a finding that makes the next repeat a re-run
+checking it, nor a change of approach after a denial."""
 
 from __future__ import annotations
 
@@ -28,7 +29,38 @@ def _think(n: int) -> tuple[str, dict[str, object], str]:
     return "reflect", {"thought": f"{THOUGHTS[n % 2]} (take {'abcdefgh'[n % 8]})"}, f"Noted: thought {n}."
 
 
-@pytest.mark.parametrize("thought", [_sequential, _think])
+def _todos(n: int) -> tuple[str, dict[str, object], str]:
+    todos = [
+        {"content": c, "status": ["pending", "in_progress"][(n + k) % 2]} for k, c in enumerate(THOUGHTS)
+    ]
+    return "TodoWrite", {"todos": todos}, "Todos have been modified successfully. Ensure that you continue..."
+
+
+def _plan(n: int) -> tuple[str, dict[str, object], str]:
+    return (
+        "update_plan",
+        {"plan": [{"step": f"{THOUGHTS[n % 2]} ({n})", "status": "in_progress"}]},
+        "Plan updated",
+    )
+
+
+def _memory(n: int) -> tuple[str, dict[str, object], str]:
+    note = f"{THOUGHTS[n % 2]} Attempt {'abcdefgh'[n % 8]}."
+    return (
+        "mcp__memory__add_observations",
+        {"observations": [{"contents": [note]}]},
+        f'[{{"added": ["{note}"]}}]',
+    )
+
+
+def _saved(n: int) -> tuple[str, dict[str, object], str]:
+    return "save_memory", {"fact": f"{THOUGHTS[n % 2]} ({n})"}, f"Saved memory #{100 + n}."
+
+
+NOTES = [_sequential, _think, _todos, _plan, _memory, _saved]
+
+
+@pytest.mark.parametrize("thought", NOTES)
 def test_the_same_action_between_thoughts_is_refused(make_guard: GuardFactory, thought: object) -> None:
     """Each thought answered something new, so every repeat of the action was excused: never refused."""
     guard, ran = make_guard(), 0
@@ -41,7 +73,7 @@ def test_the_same_action_between_thoughts_is_refused(make_guard: GuardFactory, t
     assert ran == 7  # result_limit 7: the 8th identical action with the same result is refused
 
 
-@pytest.mark.parametrize("thought", [_sequential, _think])
+@pytest.mark.parametrize("thought", NOTES)
 def test_a_thought_between_denials_keeps_them_in_a_row(make_guard: GuardFactory, thought: object) -> None:
     """A model that thinks between refused repeats was never stopped: each allowed thought
     started its denials in a row again, so the run went on, half refused, to the cap."""
@@ -55,3 +87,21 @@ def test_a_thought_between_denials_keeps_them_in_a_row(make_guard: GuardFactory,
         else:
             flags.append(decision.escalate)
     assert flags[:4] == [False, False, True, True]  # abort_after_denials 3, thoughts between
+
+
+def test_codex_rerunning_a_failing_test_with_a_plan_update_between_is_refused(
+    make_guard: GuardFactory,
+) -> None:
+    """Each answer held how long the command took (``"duration_seconds"``), so a run whose
+    duration differed from the last 7 read as new: with 5 durations the loop went on for dozens
+    of runs, and a plan update between broke every rule counting runs in a row."""
+    guard, ran = make_guard(), 0
+    args = {"command": ["bash", "-lc", "cargo test -q"], "workdir": "/repo"}
+    for n in range(40):
+        run(guard, *_plan(n), ok=True)
+        output = {"output": "test result: FAILED. 3 passed; 1 failed", "metadata": {"exit_code": 101}}
+        output["metadata"]["duration_seconds"] = round(1 + n % 5 / 10, 1)  # type: ignore[index]
+        if not run(guard, "shell", args, json.dumps(output), ok=True):
+            break
+        ran += 1
+    assert ran == 7  # result_limit 7: the 8th run with the same answer

@@ -39,6 +39,23 @@ _RERUN = 0x72_65_72_75_6E  # b"rerun"
 # Tools whose result is the model's own thought: the sequential-thinking MCP server's (a
 # thought's number in its arguments and result, so it is not all annotation) and a think tool.
 NOTE_TOOLS = frozenset({"think", "sequentialthinking", "sequential_thinking"})
+# Tools that keep the model's own notes, answering with the note given back or a count of them:
+# a task list (Claude Code's TodoWrite, Gemini CLI's write_todos, Roo Code's update_todo_list), a
+# plan (Codex's update_plan), a memory (mem0's add_memory, Gemini CLI's save_memory, Letta's
+# core_memory_append, the MCP memory server's add_observations) or a scratchpad. Not one that
+# reads them back (list_todos, search_memory) nor one adding a note to something else
+# (add_note_to_ticket).
+_NOTE_NAME = re.compile(
+    r"todo|scratch_?pad|notepad|core_?memory|archival_?memory_?insert"
+    r"|(?:add|save|write|store|append|insert|update|create|remember|log|take|record|manage)_?"
+    r"(?:memor(?:y|ies)|notes?|observations|thoughts?)$"
+    r"|memor(?:y|ies)[._]?(?:write|add|save|store|append|insert|update|create)$"
+    r"|^(?:update|write)_?plan$|^create_(?:entities|relations)$"
+)
+_READS = re.compile(r"(?:get|list|read|search|fetch|view|query|find|show|retrieve|load|recall)[_.]?")
+_NOTE_NAMES: dict[str, bool] = {}  # by tool name
+_NAMES_KEPT = 256
+_NAME_READ = 128  # characters of a tool's name read for a note tool (a made-up name can be long)
 
 # A shell command that changes files: in place (sed -i, perl -i), through a redirection or
 # tee, a patch, git, or moving, copying, removing or making files, or installing packages.
@@ -86,7 +103,21 @@ def _runs_a_command(text: str) -> bool:
 def is_note(call: CallKey) -> bool:
     """Whether ``call`` is the model's own note (arguments that are all annotation, or one of
     ``NOTE_TOOLS``, also as its MCP host names it): never something new, whatever it returns."""
-    return call.note or _named(call.tool, NOTE_TOOLS)
+    return call.note or _keeps_notes(call.tool)
+
+
+def _keeps_notes(tool: str) -> bool:
+    """Whether ``tool`` is a thinking tool or one keeping the model's notes (``_NOTE_NAME``)."""
+    note = _NOTE_NAMES.get(tool)
+    if note is None:
+        if len(tool) > _NAME_READ:
+            return _named(tool, NOTE_TOOLS)
+        if len(_NOTE_NAMES) >= _NAMES_KEPT:
+            _NOTE_NAMES.clear()
+        name = tool.rpartition("__")[2].lower()
+        bookkeeping = _READS.match(name) is None and _NOTE_NAME.search(name) is not None
+        note = _NOTE_NAMES[tool] = _named(tool, NOTE_TOOLS) or bookkeeping
+    return note
 
 
 def _named(tool: str, names: frozenset[str]) -> bool:
