@@ -172,6 +172,8 @@ def test_toml_block_parses(block: Block) -> None:
         config = parse_config(data)
         if block.intro.endswith("with the defaults:"):
             assert config == parse_config({}), f"{block} is not the defaults"
+            lowered = {**data, "duplicate": {**data["duplicate"], "limit": 3}}  # copied, one limit changed
+            assert parse_config(lowered) == parse_config({"duplicate": {"limit": 3}}), f"{block} fixes a key"
 
 
 @pytest.mark.parametrize("block", _of("json"), ids=str)
