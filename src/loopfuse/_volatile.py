@@ -63,7 +63,7 @@ _NUMBER = r"-?\d+(?:\.\d+)?"
 # A duration under a JSON (or Python) key naming it, as Codex's shell answers
 # ("duration_seconds": 1.3) and Elasticsearch's ("took": 5): the key and number masked together.
 _DURATION_KEY = r"(?i:duration|elapsed|took|latency|wall_?time|time_?taken|(?:execution|exec|response|processing|run)_?time)"
-_KEYED_DURATION = r"[\"']" + _DURATION_KEY + r"[A-Za-z_]{0,16}[\"'] ?: ?-?\d+(?:\.\d+)?"
+_KEYED_DURATION = r"[\"']" + _DURATION_KEY + r"[A-Za-z_]{0,16}[\"'] ?: ?\d+(?:\.\d+)?"
 _KEYED_DURATION_START = re.compile(("[\"']" + _DURATION_KEY).encode())
 MASKS: tuple[str, ...] = (*_SHAPES, "numbers", "whitespace")
 RESULT_MASKS: tuple[str, ...] = ("uuids", "timestamps", "temp_names", "hex_ids", "durations")
@@ -170,7 +170,10 @@ def _may_hold_duration(raw: bytes) -> bool:
     """Whether ASCII ``raw`` has a digit followed by a unit's "s" (a space or m, n, u between),
     or a key naming a duration."""
     units = raw.translate(_UNITS, b" ").decode()
-    return "\x01s" in units or "\x01\x02s" in units or _KEYED_DURATION_START.search(raw) is not None
+    if "\x01s" in units or "\x01\x02s" in units:
+        return True
+    keyed = '":\x01' in units or "':\x01" in units  # a number right after a key (spaces dropped)
+    return keyed and _KEYED_DURATION_START.search(raw) is not None
 
 
 @functools.cache
