@@ -8,6 +8,8 @@ import json
 
 import pytest
 
+from loopfuse import Guard
+from loopfuse.breakers._rerun import is_note
 from tests.store_fixtures import GuardFactory
 
 from .conftest import run
@@ -105,3 +107,29 @@ def test_codex_rerunning_a_failing_test_with_a_plan_update_between_is_refused(
             break
         ran += 1
     assert ran == 7  # result_limit 7: the 8th run with the same answer
+
+
+NOTE_KEEPERS = [
+    "TodoWrite", "todo_write", "write_todos", "update_todo_list", "update_plan", "add_memory",
+    "save_memory", "memory.write", "core_memory_append", "archival_memory_insert", "scratchpad",
+    "mcp__memory__add_observations", "mcp__memory__create_entities", "log_note", "addMemory",
+]  # fmt: skip
+OTHER_TOOLS = [
+    "list_todos", "TodoRead", "search_memory", "read_graph", "add_note_to_ticket", "NotebookEdit",
+    "report_progress", "create_plan", "update_subscription_plan", "post_to_mastodon", "memory",
+    "catalog_note", "search",
+]  # fmt: skip
+
+
+def test_which_tools_keep_the_models_notes() -> None:
+    """A tool writing the model's task list, plan, memory or scratchpad; not one reading them back,
+    one writing somewhere else, or a name that only contains such a word."""
+    identity = Guard()._identity
+
+    def note(tool: str) -> bool:
+        call = identity.key(tool, {"x": 1})
+        assert call is not None
+        return is_note(call)
+
+    assert [tool for tool in NOTE_KEEPERS if not note(tool)] == []
+    assert [tool for tool in OTHER_TOOLS if note(tool)] == []

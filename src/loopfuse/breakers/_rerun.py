@@ -46,9 +46,9 @@ NOTE_TOOLS = frozenset({"think", "sequentialthinking", "sequential_thinking"})
 # reads them back (list_todos, search_memory) nor one adding a note to something else
 # (add_note_to_ticket).
 _NOTE_NAME = re.compile(
-    r"todo|scratch_?pad|notepad|core_?memory|archival_?memory_?insert"
-    r"|(?:add|save|write|store|append|insert|update|create|remember|log|take|record|manage)_?"
-    r"(?:memor(?:y|ies)|notes?|observations|thoughts?)$"
+    r"(?:^|_)todos?(?:_?(?:write|list|update))?$|scratch_?pad|notepad|(?:^|_)(?:core|archival)_?memory"
+    r"|(?:^|[_.])(?:add|save|write|store|append|insert|update|create|remember|log|take|record|manage)_?"
+    r"(?:memor(?:y|ies)|notes?|observations|thoughts?|todos?(?:_?list)?)$"
     r"|memor(?:y|ies)[._]?(?:write|add|save|store|append|insert|update|create)$"
     r"|^(?:update|write)_?plan$|^create_(?:entities|relations)$"
 )
@@ -101,8 +101,9 @@ def _runs_a_command(text: str) -> bool:
 
 
 def is_note(call: CallKey) -> bool:
-    """Whether ``call`` is the model's own note (arguments that are all annotation, or one of
-    ``NOTE_TOOLS``, also as its MCP host names it): never something new, whatever it returns."""
+    """Whether ``call`` is the model's own note (arguments that are all annotation, a thinking
+    tool, ``NOTE_TOOLS``, or a tool keeping its task list, plan or memory, also as its MCP host
+    names it): never something new, whatever it returns."""
     return call.note or _keeps_notes(call.tool)
 
 
