@@ -60,9 +60,10 @@ _SHAPES: dict[str, str] = {
     "durations": r"\d+(?:\.\d+)?(?:m\d+(?:\.\d+)?)? ?(?:[mnu\u00b5]?s|secs?|seconds?)\b",
 }
 _NUMBER = r"-?\d+(?:\.\d+)?"
-# A duration under a JSON (or Python) key naming it, as Codex's shell answers
+# How long the call itself took, under a JSON (or Python) key naming it, as Codex's shell answers
 # ("duration_seconds": 1.3) and Elasticsearch's ("took": 5): the key and number masked together.
-_DURATION_KEY = r"(?i:duration|elapsed|took|latency|wall_?time|time_?taken|(?:execution|exec|response|processing|run)_?time)"
+# Not a latency or response time, which a tool may report as the data asked for.
+_DURATION_KEY = r"(?i:duration|elapsed|took|wall_?time|time_?taken|exec(?:ution)?_?time)"
 _KEYED_DURATION = r"[\"']" + _DURATION_KEY + r"[A-Za-z_]{0,16}[\"'] ?: ?\d+(?:\.\d+)?"
 _KEYED_DURATION_START = re.compile(("[\"']" + _DURATION_KEY).encode())
 MASKS: tuple[str, ...] = (*_SHAPES, "numbers", "whitespace")

@@ -32,7 +32,7 @@ PIECES = st.sampled_from(
      "1733212245", "1733212245.5", "1733212245123", "0.1733212245", "17332122451", "1733212245 s",
      "12:04 PM", "9:30am", "5 min ago", "3 hours ago", "12:04 PMx", "10 mins agone",
      "/tmp/tmpk3j_x9a2.py", "tmp.Xa81bQz0Pc", "tmp_outputs", "tmpab3c4d5e9", "_tmpk3j_x9a2",
-     '"duration_seconds": 1.3', "'took': 5", '"elapsedMs":-12', '"Duration" : 3', '"duration": "3s"', '"runtime": 2']
+     '"duration_seconds": 1.3', "'took': 5", '"elapsedMs":-12', '"Duration" : 3', '"duration": "3s"', '"latency": 2']
 )  # fmt: skip
 TEXTS = st.lists(st.one_of(st.text(ALPHABET, max_size=12), PIECES), max_size=12).map("".join)
 MASK_SETS = st.sampled_from(
@@ -125,6 +125,9 @@ def test_a_duration_under_a_key_naming_it_is_masked() -> None:
     assert mask_text("{'took': 5, 'hits': 3}", RESULT_MASKS) == "{#, 'hits': 3}"
     assert mask_text('{"durationMs":12,"count":4}', RESULT_MASKS) == '{#,"count":4}'
     assert mask_text('{"runs": 2, "timeout": 30}', RESULT_MASKS) == '{"runs": 2, "timeout": 30}'
+    watched = '{"status": "degraded", "response_time_ms": %d, "latency_p99": %d}'  # what was asked for
+    assert result_digest(watched % (2300, 900)) != result_digest(watched % (520, 900))
+    assert result_digest(watched % (520, 900)) != result_digest(watched % (520, 400))
 
 
 def test_a_long_result_loses_the_duration_at_its_end_only() -> None:
