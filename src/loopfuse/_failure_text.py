@@ -34,9 +34,10 @@ _NONZERO = re.compile(r"\W{0,4}-?[1-9]")
 _WORDS = ("error", "exception", "fail", "fatal", "panic")
 _ENDINGS = frozenset({"error", "exception"})  # may end a name: "KeyError", "RuntimeException"
 # A failure word's end: "failed", "failures", "panicked", "KeyError:"; not a count or field of none
-# ("errors: 0", JSON's "error":null) nor a file or folder name ("errors.py", "errors/").
+# ("errors: 0", JSON's "error":null, Gemini CLI's "Error: (none)") nor a name ("errors.py",
+# "errors/", "error-handler.test.ts", Rust's "error::tests", pytest's "TestErrors::test_x").
 _WORD_END = re.compile(
-    r"(?:ed|ked|ure|ing)?s?\b(?!\"? ?[:=] ?(?:0\b|null|none|false|\[\]|\"\"|\{\}))(?![./]\w)"
+    r"(?:ed|ked|ure|ing)?s?\b(?!\"? ?[:=] ?(?:0\b|null|none|false|\[\]|\"\"|\{\}|\(none\)))(?![./\-]\w|::)"
 )
 
 
@@ -146,9 +147,9 @@ def _failure_word(text: str, word: str) -> bool:
 
 
 def _quiet(text: str, at: int, word: str) -> bool:
-    """Whether the word at ``at`` is part of a name ("test_errors", pytest's "xfailed": an
-    expected failure) or counted as none ("0 failed", "no errors")."""
-    if at and (text[at - 1] == "_" or (word not in _ENDINGS and text[at - 1].isalnum())):
+    """Whether the word at ``at`` is part of a name ("test_errors", a path's "/errors", pytest's
+    "xfailed": an expected failure) or counted as none ("0 failed", "no errors")."""
+    if at and (text[at - 1] in "_/" or (word not in _ENDINGS and text[at - 1].isalnum())):
         return True
     if text[max(at - 2, 0) : at] == "0 ":
         return at < 3 or not text[at - 3].isdigit()

@@ -83,6 +83,12 @@ TOOL_SUCCESSES = [
     "  3 passing (10ms)",
     "Successfully installed requests-2.32.3",
     "nothing to commit, working tree clean",
+    # a passing run naming a file, package, module or class called "error(s)"
+    "PASS src/cart.test.ts\nPASS src/lib/error-handler.test.ts\n\nTests:       14 passed, 14 total",
+    "ok  \tgithub.com/acme/shop/internal/cart\t0.011s\nok  \tgithub.com/acme/shop/internal/errors\t0.012s",
+    "running 2 tests\ntest error::tests::parses_code ... ok\ntest cart::tests::adds ... ok\n\ntest result: ok.",
+    "tests/test_api.py::TestErrors::test_404 PASSED\ntests/test_api.py::TestCart::test_add PASSED",
+    "Command: ls\nDirectory: (root)\nStdout: a.txt\nStderr: (empty)\nError: (none)\nExit Code: 0",
 ]
 
 

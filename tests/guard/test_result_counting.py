@@ -410,3 +410,20 @@ def test_an_exception_whose_text_cannot_be_read_is_still_an_error(make_guard: Gu
         assert guard.check("read", {"n": n}, "a").allowed
         guard.record_result("read", {"n": n}, error=Unprintable(), agent="a")
     assert guard.check("read", {"n": 9}, "a").kind == "same_error"
+
+
+JEST = "PASS src/cart.test.ts\nPASS src/lib/error-handler.test.ts\n\nTests:       14 passed, 14 total\n"
+GO = "ok  \tgithub.com/acme/shop/internal/cart\t0.011s\nok  \tgithub.com/acme/shop/internal/errors\t0.012s\n"
+
+
+@pytest.mark.parametrize("passing", [JEST, GO])
+def test_a_passing_run_naming_an_errors_module_is_rerun_after_each_edit(
+    make_guard: GuardFactory, passing: str
+) -> None:
+    """The same passing output after each edit named a file or package "error(s)", so it read as a
+    failure, which no edit excuses: the 8th run was refused."""
+    guard = make_guard()
+    for n in range(20):
+        edit = {"file_path": "src/cart.ts", "old_string": "total" + "x" * n, "new_string": "total" + "y" * n}
+        assert run(guard, "Edit", edit, "The file src/cart.ts has been updated.", ok=True)
+        assert run(guard, "Bash", {"command": "npm test"}, passing, ok=True), n
