@@ -24,7 +24,16 @@ from .._calls import CallKey
 from .._rings import CountingWindow
 from .._volatile import pair_key
 
-__all__ = ["DEFAULT_EDIT_TOOLS", "NOTE_TOOLS", "is_edit", "is_note", "rerun_key", "settle", "writes_files"]
+__all__ = [
+    "DEFAULT_EDIT_TOOLS",
+    "NOTE_TOOLS",
+    "is_edit",
+    "is_note",
+    "rerun_key",
+    "runs_a_command",
+    "settle",
+    "writes_files",
+]
 
 # Edit tools of well-known agents and MCP servers: Claude Code, the MCP filesystem server,
 # SWE-agent, OpenHands, the OpenAI Agents SDK, Codex, Gemini CLI, Cline, Roo Code, Cursor,
@@ -90,11 +99,11 @@ def is_edit(call: CallKey, edit_tools: frozenset[str]) -> bool:
         if len(_WRITES) >= _WRITES_KEPT:
             _WRITES.clear()
         text = call.text
-        writes = _WRITES[call.key] = _runs_a_command(text) and writes_files(text)
+        writes = _WRITES[call.key] = runs_a_command(text) and writes_files(text)
     return writes
 
 
-def _runs_a_command(text: str) -> bool:
+def runs_a_command(text: str) -> bool:
     """Whether a call's canonical JSON names a shell command (an argument ``command``,
     ``commands``, ``cmd`` or ``script``, as shell tools name theirs)."""
     return '"command' in text or '"cmd"' in text or '"script"' in text

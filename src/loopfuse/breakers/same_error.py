@@ -11,6 +11,7 @@ from .._state import AgentState, ToolResult
 from ..checks import check_bool, check_int
 from ..decision import Denial, Kind
 from ._results_only import ResultsOnly
+from ._scope import error_scope
 from ._text import CHANGE, FIX
 from ._warn import lowered
 
@@ -21,8 +22,9 @@ __all__ = ["SameErrorBreaker", "SameErrorConfig", "SameErrorState"]
 
 
 class SameErrorState:
-    """The breaker's slice of an agent's state: its run of errors (the tool, or a batch tool's
-    identical call, and the error) and the run of the identical call within it."""
+    """The breaker's slice of an agent's state: its run of errors (the tool, a shell tool's
+    program, or a batch tool's identical call, and the error) and the run of the identical call
+    within it."""
 
     __slots__ = ("call", "call_streak", "key", "streak", "tool")
 
@@ -88,7 +90,7 @@ class SameErrorBreaker(ResultsOnly):
 
     def check(self, state: AgentState, call: CallKey) -> Denial | None:
         run = state.units.get("same_error") if state.units else None
-        if run is None or call.tool != run.tool or not self._same_run(run, call):
+        if run is None or run.tool is None or error_scope(call) != run.tool or not self._same_run(run, call):
             return None
         if run.streak >= self.limit:
             return Denial("same_error", run.streak, self.limit, "same_error.limit")
@@ -107,11 +109,12 @@ class SameErrorBreaker(ResultsOnly):
         if result.ok is not False:
             run.tool, run.key, run.streak, run.call, run.call_streak = None, 0, 0, 0, 0
             return
-        if call.tool == run.tool and result.error == run.key and self._same_run(run, call):
+        scope = error_scope(call)
+        if scope == run.tool and result.error == run.key and self._same_run(run, call):
             run.streak += 1
             run.call_streak = run.call_streak + 1 if call.key == run.call else 1
         else:
-            run.tool, run.key, run.streak, run.call_streak = call.tool, result.error, 1, 1
+            run.tool, run.key, run.streak, run.call_streak = scope, result.error, 1, 1
         run.call = call.key
 
     def allowed_repeats(self) -> int | None:

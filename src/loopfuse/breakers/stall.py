@@ -43,6 +43,7 @@ from ..checks import check_bool, check_int, check_names, check_window
 from ..decision import Denial, Kind
 from ._rerun import DEFAULT_EDIT_TOOLS, is_edit, is_note
 from ._results_only import ResultsOnly
+from ._scope import error_scope
 from ._text import CHANGE, FIX
 from ._warn import lowered
 
@@ -208,8 +209,9 @@ class StallBreaker(ResultsOnly):
         return Denial("stall", count, self.tool_error_limit, "stall.tool_error_limit") if count else None
 
     def _tool_key(self, call: CallKey) -> int:
-        """What a tool's failures are counted by: the tool, or for a batch tool the identical call."""
-        return call.key if call.tool in self.batch_tools else (hash(call.tool) & _MASK63) or 1
+        """What a tool's failures are counted by: the tool (a shell tool's, per program), or for a
+        batch tool the identical call."""
+        return call.key if call.tool in self.batch_tools else (hash(error_scope(call)) & _MASK63) or 1
 
     def _next_after_stall(self, mine: StallState, state: AgentState) -> Denial | None:
         """The agent's first call after the result that completed a streak (none made or denied since)."""

@@ -32,6 +32,7 @@ from .._state import ToolResult
 from .._volatile import pair_key
 from ..breakers import Breaker, NearDuplicateBreaker, SameErrorBreaker, StallBreaker, WindowBreaker
 from ..breakers._rerun import is_edit, is_note, rerun_key
+from ..breakers._scope import error_scope
 from ..breakers.custom import own_breaker
 from ..breakers.registry import REGISTRY
 from ..errors import ConfigError
@@ -182,7 +183,7 @@ class ScriptSet:
         (about 9 us of masking) and the script asks for it if the agent has results."""
         tool = self._tools.get(call.tool) or self._tool(call.tool)
         key = call.key.to_bytes(8, "big")
-        scope = tool.scope + key if tool.batch else tool.scope
+        scope = tool.scope + key if tool.batch else self._program_scope(call, tool)
         note = b"1" if is_note(call) else b"0"
         if self._near is None:
             return [key, call.full, scope, tool.plain, tool.with_result, _NONE, 0, note]
@@ -230,10 +231,17 @@ class ScriptSet:
         return [*args, _TRIP_ID.pack(process_number(), next(_TRIPS)), *results, len(results)]
 
     def _error_scope(self, call: CallKey) -> bytes:
-        """What a run of same errors belongs to (the scripts' "tool"): the tool, or for a
-        batch tool the identical call (as ``SameErrorBreaker`` counts it in process)."""
+        """What a run of same errors belongs to (the scripts' "tool"): the tool (a shell tool's
+        program), or for a batch tool the identical call (as ``SameErrorBreaker`` counts it in
+        process)."""
         tool = self._tools.get(call.tool) or self._tool(call.tool)
-        return tool.scope + call.key.to_bytes(8, "big") if tool.batch else tool.scope
+        return tool.scope + call.key.to_bytes(8, "big") if tool.batch else self._program_scope(call, tool)
+
+    @staticmethod
+    def _program_scope(call: CallKey, tool: _Tool) -> bytes:
+        """The tool's scope, or a shell tool's with the program its command runs (``error_scope``)."""
+        scope = error_scope(call)
+        return tool.scope if scope is call.tool else _tool_id(scope)
 
     def rule(self, kind: str, code: str, tool: str) -> str:
         """The configuration key of a denial from the script (as the breaker in process names it)."""
