@@ -63,8 +63,9 @@ _NUMBER = r"-?\d+(?:\.\d+)?"
 # How long the call itself took, under a JSON (or Python) key naming it, as Codex's shell answers
 # ("duration_seconds": 1.3) and Elasticsearch's ("took": 5): the key and number masked together.
 # Not a latency or response time, which a tool may report as the data asked for.
-_DURATION_KEY = r"(?i:duration|elapsed|took|wall_?time|time_?taken|exec(?:ution)?_?time)"
-_KEYED_DURATION = r"[\"']" + _DURATION_KEY + r"[A-Za-z_]{0,16}[\"'] ?: ?\d+(?:\.\d+)?"
+_DURATION_KEY = r"(?i:duration|elapsed(?:_?time)?|took|wall_?time|time_?taken|exec(?:ution)?_?time)"
+_DURATION_UNIT = r"(?i:_?(?:s|ms|us|ns|secs?|seconds|millis(?:econds)?|micros(?:econds)?|mins?|minutes))?"
+_KEYED_DURATION = r"[\"']" + _DURATION_KEY + _DURATION_UNIT + r"[\"'] ?: ?\d+(?:\.\d+)?"
 _KEYED_DURATION_START = re.compile(("[\"']" + _DURATION_KEY).encode())
 MASKS: tuple[str, ...] = (*_SHAPES, "numbers", "whitespace")
 RESULT_MASKS: tuple[str, ...] = ("uuids", "timestamps", "temp_names", "hex_ids", "durations")

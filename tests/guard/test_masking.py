@@ -125,6 +125,8 @@ def test_a_duration_under_a_key_naming_it_is_masked() -> None:
     assert mask_text("{'took': 5, 'hits': 3}", RESULT_MASKS) == "{#, 'hits': 3}"
     assert mask_text('{"durationMs":12,"count":4}', RESULT_MASKS) == '{#,"count":4}'
     assert mask_text('{"runs": 2, "timeout": 30}', RESULT_MASKS) == '{"runs": 2, "timeout": 30}'
+    limits = '{"execution_timeout": 30, "wall_time_limit": 3600, "tookens": 3}'  # limits, not durations
+    assert mask_text(limits, RESULT_MASKS) == limits
     watched = '{"status": "degraded", "response_time_ms": %d, "latency_p99": %d}'  # what was asked for
     assert result_digest(watched % (2300, 900)) != result_digest(watched % (520, 900))
     assert result_digest(watched % (520, 900)) != result_digest(watched % (520, 400))

@@ -26,7 +26,15 @@ def _codex(command: str) -> dict[str, Any]:
     return {"command": ["bash", "-lc", command], "workdir": "/repo"}
 
 
-@pytest.mark.parametrize("form", [_claude, _codex])
+def _wrapped(command: str) -> dict[str, Any]:
+    return {"command": f"(cd /repo && timeout 60 bash -lc '{command}')"}
+
+
+def _listed(command: str) -> dict[str, Any]:
+    return {"command": ["/usr/bin/env", "bash", "--login", "-c", command]}
+
+
+@pytest.mark.parametrize("form", [_claude, _codex, _wrapped, _listed])
 def test_ten_greps_finding_nothing_leave_the_other_programs_alone(
     make_guard: GuardFactory, form: Any
 ) -> None:
@@ -51,3 +59,12 @@ def test_a_programs_scope_is_its_first_step_past_setup() -> None:
     assert scope("shell", {"command": ["rg", "-n", "x"]}) == "shell rg"
     assert scope("Bash", {"command": "cd /repo"}) == "Bash"
     assert scope("search", {"q": "grep -rn x"}) == "search"
+    assert scope("Bash", {"command": "sudo -u dev env -i PATH=/bin grep x"}) == "Bash grep"
+    runs = ["python -m pytest -x", "uv run pytest", "npx jest --ci", "sh -c 'make test'", "echo 1 | wc -l"]
+    assert [scope("Bash", {"command": c}) for c in runs] == [
+        "Bash pytest",
+        "Bash pytest",
+        "Bash jest",
+        "Bash make",
+        "Bash echo",
+    ]

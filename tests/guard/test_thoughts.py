@@ -117,7 +117,8 @@ NOTE_KEEPERS = [
 OTHER_TOOLS = [
     "list_todos", "TodoRead", "search_memory", "read_graph", "add_note_to_ticket", "NotebookEdit",
     "report_progress", "create_plan", "update_subscription_plan", "post_to_mastodon", "memory",
-    "catalog_note", "search",
+    "catalog_note", "search", "create_note", "add_note", "update_note", "create_todo",
+    "archival_memory_search",
 ]  # fmt: skip
 
 

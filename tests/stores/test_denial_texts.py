@@ -102,7 +102,9 @@ def test_same_error_limit(make_guard: GuardFactory) -> None:
     guard = make_guard({"same_error": {"limit": 3, "identical_limit": 0}})
     denied = first_denial(guard, [({"p": f"{SECRET}{i}"}, RESULT) for i in range(4)], ok=False)
     assert_text(
-        denied, "same_error.limit", "read failed with the same error 3 times in a row (same_error limit 3)"
+        denied,
+        "same_error.limit",
+        "read calls like this one failed with the same error 3 times in a row (same_error limit 3)",
     )
 
 

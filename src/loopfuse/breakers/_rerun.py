@@ -51,13 +51,14 @@ NOTE_TOOLS = frozenset({"think", "sequentialthinking", "sequential_thinking"})
 # Tools that keep the model's own notes, answering with the note given back or a count of them:
 # a task list (Claude Code's TodoWrite, Gemini CLI's write_todos, Roo Code's update_todo_list), a
 # plan (Codex's update_plan), a memory (mem0's add_memory, Gemini CLI's save_memory, Letta's
-# core_memory_append, the MCP memory server's add_observations) or a scratchpad. Not one that
-# reads them back (list_todos, search_memory) nor one adding a note to something else
-# (add_note_to_ticket).
+# core_memory_append, the MCP memory server's add_observations) or a scratchpad (log_note). Not
+# one that reads them back (list_todos, archival_memory_search) nor one that may write a note or a
+# task into something else (add_note, create_note, create_todo: GitLab's, a CRM's, Todoist's).
 _NOTE_NAME = re.compile(
-    r"(?:^|_)todos?(?:_?(?:write|list|update))?$|scratch_?pad|notepad|(?:^|_)(?:core|archival)_?memory"
-    r"|(?:^|[_.])(?:add|save|write|store|append|insert|update|create|remember|log|take|record|manage)_?"
-    r"(?:memor(?:y|ies)|notes?|observations|thoughts?|todos?(?:_?list)?)$"
+    r"^todos?(?:_?(?:write|update))?$|^(?:write|update|manage)_?todos?(?:_?list)?$|scratch_?pad|notepad"
+    r"|(?:^|_)core_?memory_?(?:append|replace|insert|update|write)$|(?:^|_)archival_?memory_?insert$"
+    r"|(?:^|[_.])(?:add|save|write|store|append|insert|update|create|remember|record|manage)_?"
+    r"(?:memor(?:y|ies)|observations|thoughts?)$|(?:^|[_.])(?:log|take|write|save|record|append)_?notes?$"
     r"|memor(?:y|ies)[._]?(?:write|add|save|store|append|insert|update|create)$"
     r"|^(?:update|write)_?plan$|^create_(?:entities|relations)$"
 )

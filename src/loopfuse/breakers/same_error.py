@@ -67,7 +67,8 @@ class SameErrorBreaker(ResultsOnly):
     lua: ClassVar[str] = "fragment"  # stores/lua/breakers/same_error.lua
     MESSAGES: ClassVar[dict[str, str]] = {
         "same_error.limit": (
-            "{tool} failed with the same error {count} times in a row (same_error limit {limit}). "
+            "{tool} calls like this one failed with the same error {count} times in a row "
+            "(same_error limit {limit}). "
             "Retrying will fail again. " + FIX
         ),
         "same_error.identical_limit": (

@@ -137,8 +137,9 @@ class StallBreaker(ResultsOnly):
             "values will not help. " + FIX
         ),
         "stall.tool_error_limit": (
-            "{tool} already failed the same way {count} times with nothing new in between, whatever "
-            "its arguments (stall tool_error_limit {limit}). Other arguments will not help. " + FIX
+            "{tool} calls like this one already failed the same way {count} times with nothing new in "
+            "between, whatever their arguments (stall tool_error_limit {limit}). Other arguments will "
+            "not help. " + FIX
         ),
     }
 
