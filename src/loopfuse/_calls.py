@@ -24,6 +24,11 @@ from ._shown import TOOL_SHOWN
 
 __all__ = ["CallKey", "NoteKey", "call_digest", "canonical_json", "int63", "json_object", "strip_ignored"]
 
+# Annotation keys that give the reason for an act (a handoff's ``reason``): alone, the act is the
+# call; with a description (alone, a task's), the act and what it describes; else a thought.
+_REASONS = frozenset({"explanation", "reason", "purpose"})
+_ACTS = _REASONS | {"description"}
+
 
 def _unserializable(value: Any) -> Any:
     """The standard library's ``default``: a value JSON has no type for, as JSON data
@@ -139,10 +144,12 @@ def _is_mapping(value: Any) -> bool:
 
 def strip_ignored(args: Any, ignore: frozenset[str]) -> Any:
     """``args`` without the top-level keys named in ``ignore`` (the same object if none is
-    there, or if they are all it has: a ``think(thought=...)`` call is its thought)."""
+    there, or if they are all it has: a ``think(thought=...)`` call is its thought; but none of
+    them when they are only the reasons for an act, a handoff's ``reason``)."""
     if not ignore or not _is_mapping(args) or ignore.isdisjoint(args):
         return args
-    return {k: v for k, v in args.items() if k not in ignore} or args
+    kept = {k: v for k, v in args.items() if k not in ignore}
+    return kept if kept or not _REASONS.issuperset(args) else {}
 
 
 class CallKey:
@@ -174,13 +181,24 @@ class CallKey:
             window = full
             if ignore and (type(args) is dict or _is_mapping(args)) and not ignore.isdisjoint(args):
                 kept = {k: v for k, v in args.items() if k not in ignore}
-                if not kept:  # arguments that are all ignored keys are the call (a think tool's thought)
-                    return NoteKey(tool, full, (int.from_bytes(full[:8], "big") & _MASK63) or 1, text)
+                if not kept:
+                    return cls._annotated(tool, args, full, text)
                 window, text = _digest(tool, kept)
         except Exception:  # unserializable, or the caller's objects raise while read
             return None
         # int63(window), inlined as the dict test above: a Python call is about 1% of a check
         return cls(tool, full, (int.from_bytes(window[:8], "big") & _MASK63) or 1, text)
+
+    @classmethod
+    def _annotated(cls, tool: str, args: Any, full: bytes, text: str | bytes) -> CallKey:
+        """A call whose arguments are all ``ignore`` keys: only the reasons for an act (a
+        handoff's ``reason``) leave the bare act; a thought, or a description (a task's), is
+        the call, a thought being a ``NoteKey``."""
+        if _REASONS.issuperset(args):
+            window, text = _digest(tool, {})
+            return cls(tool, full, (int.from_bytes(window[:8], "big") & _MASK63) or 1, text)
+        kind = cls if _ACTS.issuperset(args) else NoteKey
+        return kind(tool, full, (int.from_bytes(full[:8], "big") & _MASK63) or 1, text)
 
     @property
     def text(self) -> str:
@@ -202,8 +220,9 @@ class CallKey:
 
 
 class NoteKey(CallKey):
-    """The key of a call whose arguments are all annotation (``think(thought=...)``): what it
-    returns is the model's own note, never something new from the world."""
+    """The key of a call whose arguments are all annotation, not only the reasons for an act
+    (``think(thought=...)``, not ``transfer_to_billing(reason=...)``): what it returns is the
+    model's own note, never something new from the world."""
 
     __slots__ = ()
     note: ClassVar[bool] = True

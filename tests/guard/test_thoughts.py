@@ -134,3 +134,32 @@ def test_which_tools_keep_the_models_notes() -> None:
 
     assert [tool for tool in NOTE_KEEPERS if not note(tool)] == []
     assert [tool for tool in OTHER_TOOLS if note(tool)] == []
+
+
+REASONS = ["Customer needs a refund", "Refund request: billing", "Billing handles refunds", "Refund needed"]
+
+
+def test_a_handoff_whose_reason_is_reworded_is_the_same_handoff(make_guard: GuardFactory) -> None:
+    """Its only argument, `reason`, is annotation: kept as the call, each rewording was a new
+    handoff and a thought, so two agents handing a customer back and forth went on 29 rounds."""
+    guard, rounds = make_guard(), 0
+    for n in range(40):
+        billing = run(
+            guard, "transfer_to_billing", {"reason": REASONS[n % 4]}, '{"assistant": "Billing"}', ok=True
+        )
+        triage = run(
+            guard, "transfer_to_triage", {"reason": REASONS[(n + 1) % 4]}, '{"assistant": "Triage"}', ok=True
+        )
+        if not (billing and triage):
+            break
+        rounds += 1
+    assert rounds <= 3  # cycle.min_repeats 3
+
+
+def test_tasks_each_described_by_their_one_argument_are_each_a_call(make_guard: GuardFactory) -> None:
+    guard = make_guard()
+    tasks = [f"Write the {word} section" for word in ("intro", "setup", "usage", "api", "faq", "limits")] * 3
+    assert all(
+        run(guard, "create_task", {"description": task + "!" * n}, "created", ok=True)
+        for n, task in enumerate(tasks)
+    )
