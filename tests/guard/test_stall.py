@@ -11,9 +11,10 @@ ERROR = "E999 IndentationError: unexpected indent at line 264 (attempt {n})"
 
 
 def test_identical_failures_with_a_no_op_between_are_denied(make_guard: GuardFactory) -> None:
-    """The window, same_error (in a row) and cycle all let this pass; stall does not. A thought
-    is never something new: the first one started the count again, and the 8th call was refused."""
-    guard = make_guard()
+    """The window and cycle let this pass; stall does not (same_error, off here, sees through the
+    thoughts too). A thought is never something new: the first one started the count again, and
+    the 8th call was refused."""
+    guard = make_guard({"same_error": {"enabled": False}})
     steps = ["edit", "think", "edit", "edit", "think", "edit"]
     for n, tool in enumerate(steps):
         if tool == "think":
@@ -100,8 +101,9 @@ APPS = (
 
 def test_a_tool_failing_the_same_way_whatever_its_arguments_is_denied(make_guard: GuardFactory) -> None:
     """The same class looked up in one file after another: the answer never changes. A no-op
-    every 4 look-ups (nothing new) ends same_error's run in a row, not this count."""
-    guard = make_guard()  # the default tool_error_limit, 12
+    every 4 look-ups (nothing new) ends neither this count nor same_error's run in a row (off
+    here: it would refuse the 11th look-up first)."""
+    guard = make_guard({"same_error": {"enabled": False}})  # the default tool_error_limit, 12
     assert run(guard, "think", {"thought": "where is it?"}, THOUGHT)  # new the first time
     for n, app in enumerate(APPS, start=1):
         args = {"class_name": "Capability", "file_name": f"tests/{app}/models.py"}

@@ -72,7 +72,7 @@ def test_the_same_action_between_thoughts_is_refused(make_guard: GuardFactory, t
         if not run(guard, *ACTION, ok=True):
             break
         ran += 1
-    assert ran == 7  # result_limit 7: the 8th identical action with the same result is refused
+    assert ran == 5  # same_result_limit 5: the 6th after 5 same results in a row, thoughts between
 
 
 @pytest.mark.parametrize("thought", NOTES)
@@ -106,7 +106,7 @@ def test_codex_rerunning_a_failing_test_with_a_plan_update_between_is_refused(
         if not run(guard, "shell", args, json.dumps(output), ok=True):
             break
         ran += 1
-    assert ran == 7  # result_limit 7: the 8th run with the same answer
+    assert ran == 5  # same_result_limit 5: the 6th run with the same answer, plan updates between
 
 
 NOTE_KEEPERS = [
@@ -163,3 +163,32 @@ def test_tasks_each_described_by_their_one_argument_are_each_a_call(make_guard: 
         run(guard, "create_task", {"description": task + "!" * n}, "created", ok=True)
         for n, task in enumerate(tasks)
     )
+
+
+@pytest.mark.parametrize("thought", NOTES)
+def test_a_thought_between_repeats_leaves_them_in_a_row(make_guard: GuardFactory, thought: object) -> None:
+    """A status read whose every answer is new (a fresh request id) is stopped only by
+    progress_limit, in a row; a thought between ended the row, and it ran to the cap."""
+    guard, ran = make_guard(), 0
+    for n in range(60):
+        assert callable(thought)
+        run(guard, *thought(n), ok=True)
+        answer = f'{{"state": "PENDING", "request_id": "req_{n:04d}{"qzxw" * 3}"}}'
+        if not run(guard, "get_status", {"job": "j-1"}, answer, ok=True):
+            break
+        ran += 1
+    assert ran == 8  # progress_limit 8: the 9th in a row, new answers or not
+
+
+@pytest.mark.parametrize("thought", NOTES)
+def test_a_thought_between_failures_leaves_them_in_a_row(make_guard: GuardFactory, thought: object) -> None:
+    guard, ran = make_guard({"stall": {"enabled": False}}), 0
+    for n in range(30):
+        assert callable(thought)
+        run(guard, *thought(n), ok=True)
+        if not run(
+            guard, "create_issue", {"title": "Login fails"}, "Error: field 'project' is required", ok=False
+        ):
+            break
+        ran += 1
+    assert ran == 4  # same_error.identical_limit 4

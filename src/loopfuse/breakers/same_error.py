@@ -10,6 +10,7 @@ from .._calls import CallKey
 from .._state import AgentState, ToolResult
 from ..checks import check_bool, check_int
 from ..decision import Denial, Kind
+from ._rerun import is_note
 from ._results_only import ResultsOnly
 from ._scope import error_scope
 from ._text import CHANGE, FIX
@@ -106,6 +107,8 @@ class SameErrorBreaker(ResultsOnly):
         return not self.batch_tools or call.tool not in self.batch_tools or call.key == run.call
 
     def observe(self, state: AgentState, call: CallKey, result: ToolResult) -> None:
+        if is_note(call):  # a thought between failures leaves them in a row
+            return
         run = state.unit("same_error", SameErrorState)
         if result.ok is not False:
             run.tool, run.key, run.streak, run.call, run.call_streak = None, 0, 0, 0, 0

@@ -33,7 +33,7 @@
 
 local PENDING = math.min(size, 32)
 local calls, denials, puts = tonumber(F.calls) or 0, tonumber(F.denials) or 0, tonumber(F.puts) or 0
-local c = {key = ARGV[1], digest = ARGV[2], tool = ARGV[3], calls = calls, puts = puts}
+local c = {key = ARGV[1], digest = ARGV[2], tool = ARGV[3], calls = calls, puts = puts, note = ARGV[8] == '1'}
 local key = c.key
 
 -- Write the state, refresh its expiry, and let the units with keys of their own refresh theirs.

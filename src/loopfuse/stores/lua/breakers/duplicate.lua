@@ -6,7 +6,7 @@
 --   w    the window: 8-byte entries (call keys, or pair keys of a call and its result once
 --        known), a ring of at most `size` entries, the newest at `pos` once full
 --   pos  where the next entry goes once the ring is full
---   rk   the key of the run of one call in a row      rl  its length
+--   rk   the key of the run of one call in a row (a thought between leaves it)      rl  its length
 --   rs   how many of its results in a row were the same      rr  its latest result
 --   dn   the window index of the newest successful call of an edit tool, or finding (observe.lua's
 --        r.found), new to the window (-1: none yet): a successful re-run after it of a call that
@@ -44,7 +44,7 @@ UNITS['duplicate'] = function(op, b, x)
     local run_len = tonumber(F.rl) or 0
     if F.rk == key then
       put('rl', run_len + 1, run_len)
-    else  -- a new run of one call: its results so far are unknown
+    elseif not x.note then  -- a new run of one call (a thought leaves the run): its results unknown
       put('rk', key, F.rk) put('rl', 1, run_len) put('rs', 0, tonumber(F.rs) or 0) put('rr', '', F.rr or '')
     end
   elseif op == 'observe' and b[2] == 1 then

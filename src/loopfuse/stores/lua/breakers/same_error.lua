@@ -11,7 +11,7 @@ UNITS['same_error'] = function(op, b, x)
     local streak, call_streak = tonumber(F.es) or 0, tonumber(F.ecs) or 0
     if streak >= b[2] then return streak, b[2] end
     if b[3] > 0 and F.ec == x.key and call_streak >= b[3] then return call_streak, b[3], 'identical' end
-  elseif op == 'observe' then
+  elseif op == 'observe' and not x.note then  -- a thought between failures leaves them in a row
     if not x.failed then
       put('et', '', F.et or '') put('ek', '', F.ek or '') put('ec', '', F.ec or '')
       put('es', 0, tonumber(F.es) or 0) put('ecs', 0, tonumber(F.ecs) or 0)
