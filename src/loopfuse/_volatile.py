@@ -236,7 +236,7 @@ _RANDOM_TOKEN = re.compile(
 )
 # Where an error names its request id: an API's answer is short, and a longer text (a
 # traceback, a response's headers) ends with it. Only there, at a bounded cost.
-_TOKEN_TAIL = 256
+_TOKEN_EDGE = 256
 _CLASSES = bytes.maketrans(
     b"#0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", b"a" + b"1" * 10 + b"a" * 52
 )
@@ -244,10 +244,12 @@ _TOKEN_SIGNS = (b"a1", b"1a", b"a:a", b"a:1", b"1:a", b"1:1")
 
 
 def _tokens_masked(text: str) -> str:
-    """``text`` with the random tokens in its last 256 characters masked."""
-    if len(text) <= _TOKEN_TAIL:
+    """``text`` with the random tokens in its first and last 256 characters masked (an API's
+    short answer, a traceback's last line, a header line's request id)."""
+    if len(text) <= 2 * _TOKEN_EDGE:
         return _tokens_in(text)
-    return text[:-_TOKEN_TAIL] + _tokens_in(text[-_TOKEN_TAIL:])
+    middle = text[_TOKEN_EDGE:-_TOKEN_EDGE]
+    return _tokens_in(text[:_TOKEN_EDGE]) + middle + _tokens_in(text[-_TOKEN_EDGE:])
 
 
 def _tokens_in(text: str) -> str:

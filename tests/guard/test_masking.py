@@ -168,6 +168,8 @@ def test_an_error_with_other_words_or_signs_is_another_error() -> None:
         "Error code: 429 - Rate limit reached (request id: req_{hexed})",
         "403 Resource not accessible\nx-github-request-id: {upper}:1F3B:5A1C2:9B2D11:7F00AA12",
         "TypeError: Cannot read properties of undefined\nBuild ID: {token}",
+        # an MCP server's error: the request id on its first line, a long hint after it
+        "X-AREQUESTID: req_{hexed}\nField 'project' is required. " + "See the field reference. " * 20,
     ],
 )
 def test_an_errors_digest_does_not_change_with_a_fresh_request_id(error: str) -> None:
