@@ -155,7 +155,7 @@ class WindowBreaker:
             run = state.unit("duplicate", WindowRun)
         if run.key == call.key:
             run.length += 1
-        elif not is_note(call):  # a thought between repeats leaves them in a row
+        elif not state.results.reporting or not is_note(call):  # a thought leaves them in a row
             run.key, run.length, run.stale, run.result = call.key, 1, 0, 0
 
     def refused(self, state: AgentState, call: CallKey) -> None:

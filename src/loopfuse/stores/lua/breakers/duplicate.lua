@@ -44,7 +44,7 @@ UNITS['duplicate'] = function(op, b, x)
     local run_len = tonumber(F.rl) or 0
     if F.rk == key then
       put('rl', run_len + 1, run_len)
-    elseif not x.note then  -- a new run of one call (a thought leaves the run): its results unknown
+    elseif x.puts == 0 or not x.note then  -- a new run (a thought leaves it, once results come)
       put('rk', key, F.rk) put('rl', 1, run_len) put('rs', 0, tonumber(F.rs) or 0) put('rr', '', F.rr or '')
     end
   elseif op == 'observe' and b[2] == 1 then
