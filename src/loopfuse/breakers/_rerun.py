@@ -25,6 +25,7 @@ from .._rings import CountingWindow
 from .._volatile import pair_key
 
 __all__ = [
+    "COMMAND_ARGUMENTS",
     "DEFAULT_EDIT_TOOLS",
     "NOTE_TOOLS",
     "is_edit",
@@ -45,6 +46,8 @@ DEFAULT_EDIT_TOOLS = (
     "str_replace", "str_replace_editor", "write_file", "write_to_file",
 )  # fmt: skip
 _RERUN = 0x72_65_72_75_6E  # b"rerun"
+# The arguments in which shell tools take their command.
+COMMAND_ARGUMENTS = ("command", "commands", "cmd", "script")
 # Tools whose result is the model's own thought: the sequential-thinking MCP server's (a
 # thought's number in its arguments and result, so it is not all annotation) and a think tool.
 NOTE_TOOLS = frozenset({"think", "sequentialthinking", "sequential_thinking"})
@@ -105,8 +108,8 @@ def is_edit(call: CallKey, edit_tools: frozenset[str]) -> bool:
 
 
 def runs_a_command(text: str) -> bool:
-    """Whether a call's canonical JSON names a shell command (an argument ``command``,
-    ``commands``, ``cmd`` or ``script``, as shell tools name theirs)."""
+    """Whether a call's canonical JSON names a shell command (one of ``COMMAND_ARGUMENTS``;
+    ``"command`` finds both of its first two)."""
     return '"command' in text or '"cmd"' in text or '"script"' in text
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from .._calls import CallKey, json_object
-from ._rerun import runs_a_command
+from ._rerun import COMMAND_ARGUMENTS, runs_a_command
 
 __all__ = ["error_scope"]
 
@@ -16,7 +16,6 @@ _PROGRAMS: dict[int, str | None] = {}  # by call key: a failing call is looked u
 _PROGRAMS_KEPT = 64
 _UNKNOWN = ""
 _READ = 16_384  # characters of a call's arguments parsed for its command (a script's text may be long)
-_ARGUMENTS = ("command", "cmd", "script", "commands")
 _COMMAND_READ = 1_024  # characters of a command read for its program
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 # A command list's steps ("cd /repo && pytest -q"), a pipeline's commands, a subshell's.
@@ -56,7 +55,7 @@ def _program(text: str) -> str | None:
     as Codex's list), the program a runner runs (``python -m pytest``, ``npx jest``); None when
     no command is found."""
     args = json_object(text) if len(text) <= _READ else None
-    command = next((args[name] for name in _ARGUMENTS if name in args), None) if args else None
+    command = next((args[name] for name in COMMAND_ARGUMENTS if name in args), None) if args else None
     if type(command) is list:
         command = " ".join(word for word in command if type(word) is str)
     return _first_program(command[:_COMMAND_READ], 0) if type(command) is str else None
