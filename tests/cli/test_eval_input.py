@@ -73,6 +73,18 @@ def test_labels_that_are_not_json_exit_2(corpus: Path, text: str, message: str) 
     assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
 
 
+def test_json_nested_too_deeply_is_a_message_not_a_traceback(corpus: Path) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    (corpus / "labels.json").write_text(deep)
+    done = run_cli("eval", str(corpus), "--labels", str(corpus / "labels.json"))
+    assert done.returncode == 2 and "is not valid JSON: nested too deeply" in done.stderr
+    assert "Traceback" not in done.stderr
+    (corpus / "labels.json").write_text(json.dumps({"search_loop": LOOP, "healthy_fix": HEALTHY}))
+    (corpus / "deep.jsonl").write_text('{"tool": "a", "args": ' + deep + "}\n")
+    done = run_cli("eval", str(corpus))
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+
+
 def test_a_label_name_is_a_literal_run_name_not_a_pattern(corpus: Path) -> None:
     (corpus / "[s]earch_loop.jsonl").write_bytes((EXAMPLES / "healthy_fix.jsonl").read_bytes())
     (corpus / "labels.json").write_text(json.dumps({"[s]earch_loop": HEALTHY, "search_loop": LOOP}))

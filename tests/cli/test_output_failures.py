@@ -49,3 +49,18 @@ def test_a_closed_standard_output_is_a_message_and_status_2(argv: list[str]) -> 
 def test_a_reader_that_stops_early_ends_the_command_quietly(argv: list[str]) -> None:
     done = shell(argv, "| head -c 1 >/dev/null")
     assert (done.returncode, done.stderr) == (0, "")
+
+
+@pytest.mark.parametrize("argv", COMMANDS, ids=lambda a: a[0])
+def test_a_closed_standard_error_changes_nothing(argv: list[str]) -> None:
+    done = shell(argv, "2>&-")
+    assert done.returncode == 0 and done.stdout
+
+
+def test_python_dash_m_loopfuse_is_the_command() -> None:
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    done = subprocess.run(
+        [sys.executable, "-m", "loopfuse", "replay", "examples/search_loop.jsonl"],
+        capture_output=True, text=True, cwd=REPO, env=env, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout.startswith("== search-loop"), done.stderr

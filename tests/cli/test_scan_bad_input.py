@@ -161,7 +161,7 @@ def test_the_reason_a_named_file_is_refused_is_said_once(cli: CLI, tmp_path: Pat
     )
 
 
-@pytest.mark.parametrize("value", ["abc", "0", "-5", "1.5"])
+@pytest.mark.parametrize("value", ["abc", "0", "-5", "1.5", "\u00b2", "\u2460", "9" * 5000])
 def test_a_bad_document_size_limit_is_a_usage_error_not_a_traceback(cli: CLI, value: str) -> None:
     done = cli("scan", "examples", cwd=REPO, env={"LOOPFUSE_MAX_DOCUMENT_MB": value})
     assert done.returncode == 2 and "Traceback" not in done.stderr

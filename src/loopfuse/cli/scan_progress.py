@@ -19,7 +19,7 @@ class Progress:
 
     def __init__(self, paths: Sequence[Path], stream: TextIO) -> None:
         self._stream = stream
-        self._on = stream.isatty()
+        self._on = stream is not None and stream.isatty()  # None: started with stderr closed
         self._total = _total_bytes(paths) if self._on else 0
         self._finished = 0  # bytes of the files read to the end
         self._size = 0  # the current file's size

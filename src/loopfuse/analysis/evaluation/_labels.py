@@ -65,6 +65,8 @@ def _load(path: Path) -> Any:
         raise ValueError(f"{path}: {exc}") from None
     except ValueError as exc:  # not JSON, or not UTF-8/16/32
         raise ValueError(f"{path} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{path} is not valid JSON: nested too deeply") from None
 
 
 class _DuplicateKey(ValueError):

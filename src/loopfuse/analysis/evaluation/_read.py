@@ -47,6 +47,6 @@ def _normalized_calls(path: Path, tally: ReadTally | None) -> list[ToolCall]:
 def _row(line: str) -> dict[str, Any] | None:
     try:
         row = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return row if isinstance(row, dict) else None

@@ -141,7 +141,7 @@ def _labeled(name: str, calls: tuple[ToolCall, ...], entry: Mapping[str, Any]) -
 def _ambiguous(path: Path) -> set[str]:
     try:
         found = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return set()
     return {str(name) for name in found} if isinstance(found, dict | list) else set()
 

@@ -38,15 +38,20 @@ MAX_DOCUMENT_ENV = "LOOPFUSE_MAX_DOCUMENT_MB"
 
 def max_document_problem(raw: str | None) -> str | None:
     """Why ``raw`` cannot be ``$LOOPFUSE_MAX_DOCUMENT_MB``; None when it can (or is unset)."""
-    if raw is None or (raw.strip().isdigit() and int(raw) > 0):
+    if raw is None or _megabytes(raw) is not None:
         return None
     return f"{MAX_DOCUMENT_ENV} = {raw!r} is not allowed: expected a whole number of megabytes >= 1"
 
 
+def _megabytes(raw: str) -> int | None:
+    digits = raw.strip()
+    if not (digits.isascii() and digits.isdigit() and len(digits) <= 12):
+        return None  # '²' is a digit int() refuses; 13 digits of megabytes is no limit
+    return int(digits) or None
+
+
 _RAW_MAX = os.environ.get(MAX_DOCUMENT_ENV)
-MAX_DOCUMENT_BYTES = (
-    (256 if max_document_problem(_RAW_MAX) or _RAW_MAX is None else int(_RAW_MAX)) * 1024 * 1024
-)
+MAX_DOCUMENT_BYTES = ((_megabytes(_RAW_MAX) if _RAW_MAX is not None else None) or 256) * 1024 * 1024
 _PENDING_LIMIT = 4096
 REPORT_BYTES = 256 * 1024  # how often readers tell the tally's progress how far they got
 _LATEST = 253402300799.0  # 9999-12-31T23:59:59Z: a time beyond this is damage, not a timestamp

@@ -22,7 +22,7 @@ def looks_normalized(first_line: str) -> bool:
     """Whether a file whose first line is ``first_line`` is in this format."""
     try:
         row = json.loads(first_line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(row, dict) and ("meta" in row or ("tool" in row and "args" in row))
 
@@ -71,7 +71,7 @@ def _skip(line: str, where: tuple[Path, int], skipped: list[int] | None, tally: 
 def _parse(line: str) -> dict[str, Any] | None:
     try:
         row = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(row, dict) or not ("meta" in row or isinstance(row.get("tool"), str)):
         return None
