@@ -12,18 +12,42 @@ from typing import Any
 from ._agents import agent_label
 from ._shown import logged, shown_tool
 from ._stats import GuardStats
+from .checks import check_list
 from .decision import Decision, Denial
+from .errors import ConfigError
 from .incidents import IncidentLog, incident_record, logger
 from .listeners import GuardListener
 from .stores.base import Outcome, StoreUnavailableError
 
-__all__ = ["GuardEvents", "log_name"]
+__all__ = ["GuardEvents", "checked_listeners", "log_name"]
 
 # The listener calls a block of ``listeners_after`` holds back, with the guard's events each
 # is for (the block may check through several guards); per thread and per asyncio task.
 _HELD: ContextVar[list[tuple[GuardEvents, str, tuple[Any, ...]]] | None] = ContextVar(
     "loopfuse_held_listener_calls", default=None
 )
+
+
+_HOOKS = ("on_check", "on_deny", "on_escalate", "on_fail_open", "on_unjudged_check")
+
+
+def checked_listeners(listeners: Any) -> list[GuardListener]:
+    """``listeners`` as a list; a ``ConfigError`` names one with none of the hooks (a function)."""
+    found: list[GuardListener] = check_list("listeners", listeners)
+    for index, listener in enumerate(found):
+        if not _has_hooks(listener):
+            raise ConfigError(
+                f"listeners[{index}] = {type(listener).__name__} is not allowed: expected a "
+                f"GuardListener (an object with any of the methods {', '.join(_HOOKS)})"
+            )
+    return found
+
+
+def _has_hooks(listener: Any) -> bool:
+    try:
+        return any(hasattr(listener, hook) for hook in _HOOKS)
+    except Exception:  # attributes that raise: contained when called
+        return True
 
 
 class GuardEvents:

@@ -18,7 +18,7 @@ from typing import Any
 
 from ._config_files import load_config_file
 from ._store_config import StoreConfig
-from ._vocabulary import KIND_SECTIONS, errors_as_written, normalize_name, to_storage
+from ._vocabulary import GUARD_WIDE, KIND_SECTIONS, errors_as_written, normalize_name, to_storage
 from .breakers.cycle import CycleConfig
 from .breakers.invalid import InvalidConfig
 from .breakers.near_duplicate import DEFAULT_MASKS, DEFAULT_VOLATILE_KEYS, NearDuplicateConfig
@@ -28,6 +28,7 @@ from .breakers.stall import StallConfig
 from .checks import (
     check_bool,
     check_choice,
+    check_instance,
     check_int,
     check_log_path,
     check_masks,
@@ -212,6 +213,7 @@ class GuardConfig:
     def __post_init__(self) -> None:
         """Every breaker section without a field of its own, at its defaults unless given (so
         that a file writing out the defaults equals no file)."""
+        _check_section_types(self)
         given = dict(self.sections)
         full = {name: given.get(name) or SECTIONS[name]() for name in SECTIONS if name not in _FIELDS}
         object.__setattr__(self, "sections", full)
@@ -264,6 +266,24 @@ SECTIONS.update({name: cls for name, cls in unit_sections().items() if name not 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(GuardConfig)) - {"sections"}
 
 
+def _check_section_types(config: GuardConfig) -> None:
+    """A GuardConfig built in code holds sections (``Guard.from_config`` takes a file's tables)."""
+    for name in _FIELDS - {"tools", "loop_brake"}:
+        check_instance(f"GuardConfig {name}", getattr(config, name), SECTIONS[name])
+    if config.loop_brake is not None:
+        check_instance("GuardConfig loop_brake", config.loop_brake, LoopBrakeConfig)
+    check_instance("GuardConfig tools", config.tools, Mapping)
+    for tool, rule in config.tools.items():
+        check_instance(f"GuardConfig tools[{tool!r}]", rule, ToolRule)
+    check_instance("GuardConfig sections", config.sections, Mapping)
+    others = sorted(set(SECTIONS) - _FIELDS)
+    for name, section in config.sections.items():
+        if name not in others:
+            raise ConfigError(f"GuardConfig sections[{name!r}] is not allowed: expected {', '.join(others)}")
+        if section is not None:
+            check_instance(f"GuardConfig sections[{name!r}]", section, SECTIONS[name])
+
+
 def parse_config(mapping: Mapping[str, Any]) -> GuardConfig:
     """A ``GuardConfig`` from a mapping of sections (as read from TOML or YAML)."""
     if not isinstance(mapping, Mapping):
@@ -307,7 +327,7 @@ def _build_section(name: str, body: Any) -> Any:
     if name == "tools":
         return {_tool_name(tool): _build_tool_rule(tool, rule) for tool, rule in body.items()}
     allowed = {f.name for f in dataclasses.fields(cls)}
-    keys = _normalized_keys(body, f"[{name}]", allowed)
+    keys = _normalized_keys(body, f"[{name}]", allowed | set(GUARD_WIDE) if name == "guard" else allowed)
     if name == "guard" and "abort_after_denials" in keys and keys["abort_after_denials"] is None:
         raise fail(name, "abort_after_denials", None, "an integer >= 0 (0 turns escalation off)")
     return cls(**keys)

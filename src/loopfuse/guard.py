@@ -11,7 +11,7 @@ from typing import Any, TypeVar, overload
 from ._agents import AgentIdentityError
 from ._awaited import AwaitedCalls
 from ._calls import CallKey
-from ._guard_events import GuardEvents
+from ._guard_events import GuardEvents, checked_listeners
 from ._invalid_turns import InvalidTurns
 from ._messages import STORE_DENIED, denial_message
 from ._overrides import Overrides, allow_next_logged, paused_logged
@@ -26,7 +26,7 @@ from .breakers._warn import WARNING_TEXT
 from .breakers.build import build_breakers, build_warners
 from .breakers.custom import custom_breakers, custom_messages
 from .breakers.invalid import InvalidTurnBreaker
-from .checks import check_store_policy, fail, log_write_problem
+from .checks import check_list, check_store_policy, fail, log_write_problem
 from .config import GuardConfig, find_config_file, in_file, load_config_file, parse_config
 from .decision import Decision, Denial
 from .errors import ConfigError
@@ -74,8 +74,8 @@ class Guard(InvalidTurns, ResultReporting, StoreLifecycle):
         self.config = _config(config)
         cb, settings = self.config.circuit_breaker, self.config.guard
         incidents = _incident_log(cb.incident_log)
-        self._events = GuardEvents(list(listeners), incidents, settings.mode == "shadow")
-        configured, own = build_breakers(self.config), tuple(breakers)
+        self._events = GuardEvents(checked_listeners(listeners), incidents, settings.mode == "shadow")
+        configured, own = build_breakers(self.config), tuple(check_list("breakers", breakers))
         breakers = (*configured, *custom_breakers(own, self._events.breaker_failed, configured))
         self._own_messages = custom_messages(own)
         warners = build_warners(self.config)

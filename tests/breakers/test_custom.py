@@ -87,7 +87,7 @@ def test_a_call_whose_check_raised_is_not_recorded_by_that_breaker() -> None:
 def test_a_library_breaker_of_a_kind_the_guard_has_is_refused() -> None:
     from loopfuse.breakers import RepeatBreaker
 
-    with pytest.raises(ConfigError, match=r"breakers\[0\]: RepeatBreaker .* kind 'repeat'.*\[loop_brake\]"):
+    with pytest.raises(ConfigError, match=r"breakers\[0\]: RepeatBreaker .* kind 'repeat'.*\[repeat\]"):
         Guard.from_config({"loop_brake": {"max_repeats": 10}}, breakers=[RepeatBreaker(4)])
     with pytest.raises(ConfigError, match=r"breakers\[1\]: RepeatBreaker"):
         Guard(breakers=[RepeatBreaker(4), RepeatBreaker(5)])
@@ -126,12 +126,36 @@ def test_a_breaker_gives_its_own_denial_text() -> None:
 
 @pytest.mark.parametrize("text", ["{args}", 3, "{count:s}"])
 def test_a_breakers_denial_text_is_checked_when_the_guard_is_built(text: object) -> None:
-    breaker = Budget("search", 2)
-    breaker.deny_message = text  # type: ignore[attr-defined]
+    breaker = SearchBudget("search", 2)
+    breaker.deny_message = text  # type: ignore[assignment]
     with pytest.raises(
-        ConfigError, match=r"breakers\[0\]: Budget.deny_message = .* is not allowed: expected a text"
+        ConfigError, match=r"breakers\[0\]: SearchBudget.deny_message = .* is not allowed: expected a text"
     ):
         Guard(breakers=[breaker])
+
+
+def test_a_breakers_kind_names_its_denials_alone() -> None:
+    shared = SearchBudget("search", 1)
+    shared.kind = "duplicate"  # type: ignore[assignment]  # the window's kind: its text would be the window's too
+    with pytest.raises(ConfigError, match=r"SearchBudget.deny_message is not allowed with kind 'duplicate'"):
+        Guard(breakers=[shared])
+    for kind in ("store", "invalid", "a\nb"):
+        odd = Budget("search", 1)
+        odd.kind = kind  # type: ignore[assignment]
+        with pytest.raises(ConfigError, match=r"Budget.kind = .* is not allowed: expected a printable name"):
+            Guard(breakers=[odd])
+    guard = Guard(breakers=[Budget("search", 1)])  # a library kind without a text of its own
+    assert [guard.check("search", {"q": q}, "a").allowed for q in "ab"] == [True, False]
+
+
+@pytest.mark.parametrize("value", [None, 5, "abc", SearchBudget("search", 1)])
+def test_breakers_and_listeners_not_given_as_lists_are_named(value: object) -> None:
+    with pytest.raises(ConfigError, match=r"breakers = .* is not allowed: expected a list"):
+        Guard(breakers=value)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"listeners = .* is not allowed: expected a list"):
+        Guard(listeners=value)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"listeners\[0\] = .* expected a GuardListener"):
+        Guard(listeners=[print])  # type: ignore[list-item]
 
 
 class Odd(Budget):

@@ -20,6 +20,42 @@ def test_unknown_key_suggests_the_closest_name() -> None:
         parse_config({"circuit-breaker": {"sameResultLimt": 3}})
 
 
+def test_unknown_guard_key_lists_and_suggests_the_guard_wide_keys() -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"guard": {"exmpt": ["search"]}})
+    assert "unknown key 'exmpt' (did you mean 'exempt'?)" in str(caught.value)
+    assert "exempt, ignore_args, incident_log, max_agents, mode, only" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("sections", "message"),
+    [
+        (
+            {"circuit_breaker": 5},
+            "GuardConfig circuit_breaker = 5 is not allowed: expected a CircuitBreakerConfig",
+        ),
+        (
+            {"guard": {"exempt": ["a"]}},
+            "GuardConfig guard = {'exempt': ['a']} is not allowed: expected a GuardSettings",
+        ),
+        ({"tools": {"x": 5}}, "GuardConfig tools['x'] = 5 is not allowed: expected a ToolRule"),
+        ({"store": "redis://"}, "GuardConfig store = 'redis://' is not allowed: expected a StoreConfig"),
+        (
+            {"sections": {"bogus": 1}},
+            "GuardConfig sections['bogus'] is not allowed: expected failures, stall",
+        ),
+    ],
+)
+def test_a_guard_config_built_in_code_names_a_section_of_the_wrong_type(
+    sections: dict[str, object], message: str
+) -> None:
+    from loopfuse.config import GuardConfig
+
+    with pytest.raises(ConfigError) as caught:
+        GuardConfig(**sections)  # type: ignore[arg-type]
+    assert str(caught.value) == message
+
+
 def test_unknown_section_suggests_the_closest_name() -> None:
     with pytest.raises(
         ConfigError, match=r"unknown section 'circut_breaker' \(did you mean 'circuit_breaker'\?\)"

@@ -7,6 +7,8 @@ An object that is not a breaker (no ``kind`` text, or no ``check``, ``record``, 
 and recording nothing: the configured breakers still judge every call. The registry's own
 classes, passed as your own, are used as they are (the Redis store evaluates them); one whose
 kind the guard already has is a ``ConfigError``, since breakers of one kind share an agent's state.
+So is a kind of yours that is not printable or is "store" or "invalid", and a ``deny_message``
+under the kind of one of the guard's breakers (it would be that breaker's text too).
 On Redis yours run as their Lua fragment (``lua_file``): the store reads it off ``own_breaker``.
 """
 
@@ -17,6 +19,7 @@ from typing import Any
 
 from .._calls import CallKey
 from .._state import AgentState, ToolResult
+from .._vocabulary import KIND_SECTIONS
 from ..checks import TEMPLATE_ALLOWED, template_problem
 from ..decision import Denial, Kind
 from ..errors import ConfigError
@@ -26,6 +29,7 @@ from .registry import REGISTRY
 __all__ = ["custom_breakers", "custom_messages", "own_breaker"]
 
 _OPS = ("check", "record", "refused", "observe")
+_RESERVED = ("store", "invalid")  # the kinds of the guard's denials that no breaker makes
 Failed = Callable[[str, Exception], None]
 
 
@@ -40,6 +44,8 @@ def custom_breakers(
         out.append(_contained(_checked(breaker, i), failed))
         if type(breaker) in REGISTRY.values():
             _unshared(breaker, i, kinds)
+        else:
+            _own_kind(breaker, i, kinds)
     return tuple(out)
 
 
@@ -67,13 +73,29 @@ def _unshared(breaker: Breaker, index: int, kinds: set[str]) -> None:
     """A registry breaker whose kind the guard has (from its configuration or an earlier entry)
     would count every call twice in the state they share."""
     if breaker.kind in kinds:
-        section = REGISTRY[breaker.kind].section
+        section = breaker.kind if breaker.kind in KIND_SECTIONS else REGISTRY[breaker.kind].section
         raise ConfigError(
             f"breakers[{index}]: {type(breaker).__name__} is not allowed: the guard already has a "
             f"breaker of kind {breaker.kind!r}, and both would count each call in the state they "
             f"share; set [{section}] instead, or turn it off ([{section}] enabled = false)"
         )
     kinds.add(breaker.kind)
+
+
+def _own_kind(breaker: Any, index: int, kinds: set[str]) -> None:
+    """Your breaker's kind names its denials in texts, logs and counts; "store" is the store's,
+    and your ``deny_message`` would be the text of a configured breaker of the same kind."""
+    name = type(breaker).__name__
+    if breaker.kind in _RESERVED or not breaker.kind.isprintable():
+        raise ConfigError(
+            f"breakers[{index}]: {name}.kind = {breaker.kind!r} is not allowed: expected a printable "
+            f"name, not {', '.join(_RESERVED)}"
+        )
+    if breaker.kind in kinds and getattr(breaker, "deny_message", None) is not None:
+        raise ConfigError(
+            f"breakers[{index}]: {name}.deny_message is not allowed with kind {breaker.kind!r}: "
+            f"the guard's own {breaker.kind!r} breaker would deny with it; give {name} a kind of its own"
+        )
 
 
 def _checked(breaker: Any, index: int) -> Any:

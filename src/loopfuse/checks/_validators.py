@@ -8,6 +8,7 @@ import os
 import re
 import stat
 import string
+from collections.abc import Mapping
 from typing import Any
 
 from .._volatile import MASKS
@@ -47,6 +48,22 @@ _PLACEHOLDERS = {
 
 def fail(section: str, key: str, value: Any, allowed: str) -> ConfigError:
     return ConfigError(f"[{section}] {key} = {_shown(value)} is not allowed: expected {allowed}")
+
+
+def check_list(name: str, value: Any) -> list[Any]:
+    """``value``'s items; a ``ConfigError`` for one object or None where a list goes (``[mine]``)."""
+    try:
+        if not isinstance(value, str | bytes | Mapping):
+            return list(value)
+    except Exception:  # not iterable, or an iterable that raises
+        pass
+    raise ConfigError(f"{name} = {type(value).__name__} is not allowed: expected a list ({name}=[...])")
+
+
+def check_instance(where: str, value: Any, cls: type[Any]) -> None:
+    """Raise unless ``value`` is a ``cls``: a section built in code rather than read from a file."""
+    if not isinstance(value, cls):
+        raise ConfigError(f"{where} = {_shown(value)} is not allowed: expected a {cls.__name__}")
 
 
 def _shown(value: Any) -> str:
