@@ -102,34 +102,39 @@ def _key_pattern(keys: frozenset[str]) -> re.Pattern[str]:
     return re.compile("|".join(re.escape(canonical_json(key) + ":") for key in sorted(keys)))
 
 
-# A key that may name an item, as canonical JSON writes it ("order_id":, "docId":, "uuid":):
-# the cheap test that decides whether the arguments are parsed for ``_names_item``.
+# A key that may name an item, as canonical JSON writes it ("order_id":, "docId":, "uuid":,
+# a notebook's "cell_index":): the cheap test that decides whether the arguments are parsed
+# for ``_names_item``.
 _ITEM_KEY = re.compile(
-    r'(?:["_](?:id|ids|uid|uids|uuid|key|sku)|_number|"(?:ID|Id|UUID|Uuid|Key|SKU)|[a-z0-9](?:Id|Ids|ID|IDs|Uuid|Number|Key))":'
+    r'(?:["_](?:id|ids|uid|uids|uuid|key|sku)|_number|"(?:ID|Id|UUID|Uuid|Key|SKU)|[a-z0-9](?:Id|Ids|ID|IDs|Uuid|Number|Key)'
+    r'|cell_index|cellIndex)":'
 )
 _ITEM_NAME = re.compile(
     r"(?:^|_)(?:id|ids|uid|uids|uuid|key|sku)$|_number$|(?<=[a-z0-9])(?:Id|Ids|ID|IDs|Uuid|Number|Key)$"
-    r"|^(?:ID|Id|UUID|Uuid|Key|SKU)$"
+    r"|^(?:ID|Id|UUID|Uuid|Key|SKU)$|(?:^|_)cell_index$|(?:^|[a-z0-9])cellIndex$"
 )
 # A key naming a position in a list by an item's id ("after_id", "sinceId", "max_id"): a cursor;
 # a number that counts pages, lines or attempts ("page_number", "retryNumber"); a key that is a
-# secret or a one-time token ("api_key", "idempotency_key"), not an item.
+# secret or a one-time token ("api_key", "idempotency_key"); an id of the request, not of an item
+# ("client_request_id", "parentSpanId"), which may be fresh on every attempt.
 _POSITION = re.compile(
     r"(?:after|before|since|until|max|min|last|next|prev|previous)(?:_|[A-Z])"
     r"|(?:page|line|row|col|column|offset|start|end|step|attempt|retry|try|round|iteration|version)"
     r"(?:_n|N)umber$"
     r"|(?:api|sort|cache|secret|access|private|public|encryption|signing|idempotency|dedup|session)"
     r"(?:_k|K)ey$"
+    r"|(?:.*_)?(?:request|trace|span|correlation|call)_id$|(?:request|trace|span|correlation|call)Id$"
+    r"|.*[a-z0-9](?:Request|Trace|Span|Correlation|Call)Id$"
 )
 
 
 def _may_name_item(text: str) -> bool:
     """Whether canonical JSON ``text`` has a key that may name an item: every such key ends in
-    ``d``, ``D``, ``ds``, ``Ds``, ``ey``, ``er``, ``ku`` or ``KU``, which searches in C rule out
+    ``d``, ``D``, ``ds``, ``Ds``, ``ey``, ``er``, ``ku``, ``KU`` or ``ndex``, which searches in C rule out
     (the regex alone, having no literal to skip to, costs eight times as much on the usual call)."""
     if 'd":' in text or 'D":' in text or 'ds":' in text or 'Ds":' in text or 'ey":' in text:
         return _ITEM_KEY.search(text) is not None
-    if 'er":' in text or 'ku":' in text or 'KU":' in text:
+    if 'er":' in text or 'ku":' in text or 'KU":' in text or 'ndex":' in text:
         return _ITEM_KEY.search(text) is not None
     return False
 

@@ -1,6 +1,7 @@
 """One call per item is work: a value under a key naming an item (``id``, ``order_id``,
-``docId``, ``uuid``, ``issue_number``, ``issueKey``, ``Key``) is not masked in the near-duplicate key; a position (``page``, ``after_id``),
-a bookkeeping id (``request_id``, ``trace_id``) and every other number still are. Both stores."""
+``docId``, ``uuid``, ``issue_number``, ``issueKey``, ``Key``, a notebook's ``cell_index``) is not
+masked in the near-duplicate key; a position (``page``, ``after_id``), a bookkeeping id
+(``request_id``, ``client_request_id``, ``trace_id``) and every other number still are. Both stores."""
 
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ WORK = [
     ("get_issue", lambda n: {"issueKey": f"WEB-{300 + n}"}, "status: To Do"),
     ("move_email", lambda n: {"uid": 4000 + n, "folder": "Archive"}, "Moved."),
     ("delete_object", lambda n: {"Bucket": "logs", "Key": f"2026/11/{n:02d}.gz"}, "Deleted."),
+    ("execute_cell", lambda n: {"cell_index": n}, "[]"),  # a notebook run top to bottom
 ]
 
 
@@ -59,6 +61,8 @@ LOOPS = [
     ("get_job", lambda n: {"job_id": "j-17", "attempt": n}, '{"status": "running"}'),
     ("search", lambda n: {"query": "retry", "trace_id": uuid(n)}, "No results."),
     ("search", lambda n: {"query": "retry", "request_id": uuid(n)}, "No results."),
+    ("search", lambda n: {"query": "retry", "client_request_id": uuid(n)}, "No results."),
+    ("search", lambda n: {"query": "retry", "parentCallId": uuid(n)}, "No results."),
     ("read_pdf", lambda n: {"path": "a.pdf", "page_number": 100 + n}, "(blank page)"),
     ("deploy", lambda n: {"service": "api", "retry_number": 100 + n}, "Queued behind 3 deploys."),
     ("charge", lambda n: {"amount": 5, "idempotency_key": uuid(n)}, "Declined."),
@@ -105,6 +109,15 @@ def test_calls_that_differ_in_a_position_or_a_bookkeeping_id_are_still_near_dupl
         ("retryNumber", False),
         ("api_key", False),
         ("idempotencyKey", False),
+        ("cell_index", True),
+        ("cellIndex", True),
+        ("index", False),
+        ("row_index", False),
+        ("client_request_id", False),
+        ("tool_call_id", False),
+        ("xRequestId", False),
+        ("callId", False),
+        ("recall_id", True),
     ],
 )
 def test_which_keys_name_an_item(key: str, item: bool) -> None:

@@ -277,13 +277,15 @@ def test_a_tool_not_named_an_edit_tool_brings_nothing_new_with_a_fixed_answer(
 
 
 @pytest.mark.parametrize(
-    "edit_tool", ["replace", "replace_in_file", "apply_diff", "mcp__filesystem__write_file"]
+    "edit_tool",
+    ["replace", "replace_in_file", "apply_diff", "mcp__filesystem__write_file", "overwrite_cell_source"],
 )
 def test_other_agents_edit_tools_and_an_mcp_servers_bring_something_new(
     make_guard: GuardFactory, edit_tool: str
 ) -> None:
-    """Gemini CLI's, Cline's and Roo Code's edit tools, and the MCP filesystem server's as Claude
-    Code names it, were no edit tools: the 8th passing test run after 8 edits was refused."""
+    """Gemini CLI's, Cline's and Roo Code's edit tools, the MCP filesystem server's as Claude
+    Code names it, and the Jupyter MCP server's were no edit tools: the 8th passing test run
+    after 8 edits was refused."""
     assert _edit_then_test(make_guard(), edit_tool, 30) == 30
 
 

@@ -38,10 +38,11 @@ __all__ = [
 
 # Edit tools of well-known agents and MCP servers: Claude Code, the MCP filesystem server,
 # SWE-agent, OpenHands, the OpenAI Agents SDK, Codex, Gemini CLI, Cline, Roo Code, Cursor,
-# Windsurf, Desktop Commander ([stall] edit_tools).
+# Windsurf, Desktop Commander, the Jupyter MCP server ([stall] edit_tools).
 DEFAULT_EDIT_TOOLS = (
     "Edit", "MultiEdit", "NotebookEdit", "Write", "apply_diff", "apply_patch", "create",
-    "create_file", "edit", "edit_block", "edit_file", "insert_content", "replace",
+    "create_file", "delete_cell", "edit", "edit_block", "edit_cell", "edit_file", "insert_cell",
+    "insert_content", "insert_execute_code_cell", "overwrite_cell_source", "replace",
     "replace_file_content", "replace_in_file", "search_and_replace", "search_replace",
     "str_replace", "str_replace_editor", "write_file", "write_to_file",
 )  # fmt: skip
