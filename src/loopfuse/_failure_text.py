@@ -33,6 +33,9 @@ _EXIT_CODES = ("exit code", "exit status", "returncode")
 _NONZERO = re.compile(r"\W{0,4}-?[1-9]")
 _WORDS = ("error", "exception", "fail", "fatal", "panic")
 _ENDINGS = frozenset({"error", "exception"})  # may end a name: "KeyError", "RuntimeException"
+_TITLE = re.compile(
+    r"(?:(?<=\s)|^)(?:\d{1,3}\.|#{1,6}) \Z"
+)  # before a numbered item's or a heading's first word
 # A failure word's end: "failed", "failures", "panicked", "KeyError:"; not a count or field of none
 # ("errors: 0", JSON's "error":null, Gemini CLI's "Error: (none)") nor a name ("errors.py",
 # "errors/", "error-handler.test.ts", Rust's "error::tests", pytest's "TestErrors::test_x").
@@ -47,13 +50,27 @@ _JSON_VERDICT = (
     r"|\{\s*\"(?:errors?\"\s*:\s*+(?!null\b|false\b|0\b|\[\s*\]|\{\s*\}|\"\")"
     r"|(?:ok|success)\"\s*:\s*false\b|iserror\"\s*:\s*true\b|status\"\s*:\s*\"error\")"
 )
+# An HTTP client's failure, as a tool that returns the response's text or the exception's says
+# it: "HTTP/1.1 503", "HTTP Error 503", "Status code: 429", "404 Not Found", "Read timed out",
+# "Connection refused"; not "HTTP/1.1 200 OK".
+_HTTP_REASONS = (
+    "bad request|unauthori[sz]ed|forbidden|not found|method not allowed|request time-?out|conflict"
+    "|gone|payload too large|unprocessable (?:entity|content)|too many requests|internal server error"
+    "|not implemented|bad gateway|service unavailable|gateway time-?out"
+)
+_HTTP_VERDICT = (
+    r"|(?:http(?:/[\d.]+)?|(?:http )?(?:error|status(?: code)?))\W{0,3}[45]\d\d\b"
+    rf"|[45]\d\d[ :-]+(?:{_HTTP_REASONS})\b"
+    r"|(?:(?:request|read|connect|connection|operation) )?timed out\b|connection (?:refused|reset|aborted)\b"
+)
 # A text that opens with a failure's verdict: "Error: ...", "KeyError: 'x'", "fatal: ...", "Failed
-# to ...", a traceback, "Exit code: 1", a JSON failure (above); not a log line ("ERROR:root:...",
-# "ERROR 2024-01-01 ...") nor a count of none ("Errors: 0").
+# to ...", a traceback, "Exit code: 1", an HTTP failure or a JSON one (above); not a log line
+# ("ERROR:root:...", "ERROR 2024-01-01 ...") nor a count of none ("Errors: 0").
 _OPENS = re.compile(
     r"\s*(?:traceback \(most recent call last\)|npm err!|fail(?:ed)? to\b"
     r"|(?:exit (?:code|status)|returncode)\W{0,4}-?[1-9]"
     r"|(?:[\w.]*(?:error|exception)|fatal|panic|fail(?:ed|ure)?)(?::(?:\s|$)|!|[ \t]*(?:\n|$))"
+    + _HTTP_VERDICT
     + _JSON_VERDICT
     + ")"
 )
@@ -148,8 +165,11 @@ def _failure_word(text: str, word: str) -> bool:
 
 def _quiet(text: str, at: int, word: str) -> bool:
     """Whether the word at ``at`` is part of a name ("test_errors", a path's "/errors", pytest's
-    "xfailed": an expected failure) or counted as none ("0 failed", "no errors")."""
+    "xfailed": an expected failure), a title ("2. Errors", "## Errors": a search hit, a page's
+    heading) or counted as none ("0 failed", "no errors")."""
     if at and (text[at - 1] in "_/" or (word not in _ENDINGS and text[at - 1].isalnum())):
+        return True
+    if _TITLE.search(text, max(at - 8, 0), at):
         return True
     if text[max(at - 2, 0) : at] == "0 ":
         return at < 3 or not text[at - 3].isdigit()

@@ -28,6 +28,7 @@ FAILURES = [
     "fatal: not a git repository",
     '{"data":null,"error":"rate limited"}',
     "x" * 5000 + "\n1 failed, 11 passed",  # the verdict at the end of a long output
+    "collected 12 items\n2 errors during collection",  # a count, not a numbered title
     "Exit code: 1\n" + "x" * 5000,  # or at its start
 ]
 SUCCESSES = [
@@ -49,6 +50,9 @@ SUCCESSES = [
     '{"errors":[],"failed":0,"is_error":false}',
     "",
     "x" * 2000 + "\n1 failed\n" + "y" * 2000,  # named only in the middle of a long output: unread
+    "1. Rate limits - docs.acme.dev/api/rate-limits\n2. Errors - docs.acme.dev/api/errors",  # titles
+    "# Errors\n\nEvery response carries a code.",
+    "Results:\n 12. Errors and retries - docs/errors",
 ]
 
 
@@ -135,8 +139,21 @@ OPENERS = [
     '{"success": false}',
     '{"isError": true, "content": [{"type": "text", "text": "boom"}]}',
     '{"status": "error", "message": "quota exceeded"}',
+    "HTTP Error 503: Service Unavailable (attempt 3/20)",  # an HTTP client's failure, as text
+    "HTTP/1.1 503 Service Unavailable\nRetry-After: 30",
+    "503 Service Unavailable",
+    "429 Too Many Requests",
+    "404 Not Found: /api/v2/orders/17",
+    "Status code: 502",
+    "Request timed out after 30s",
+    "Read timed out. (read timeout=10)",
+    "Connection refused",
 ]
 NOT_OPENERS = [
+    "HTTP/1.1 200 OK\nContent-Type: text/html",
+    "Status code: 200",
+    "404 results found for 'retry'",
+    "200 Not Found pages were fixed",
     "Errors: 0",
     "Exit code: 0\nWall time: 0.4 seconds",
     "error_count = 3",

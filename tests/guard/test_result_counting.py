@@ -153,6 +153,7 @@ def test_a_wrapped_test_tool_failing_the_same_way_after_each_edit_is_refused(
 
 ERROR_ANSWERS = {
     "text": "Error: service unavailable",
+    "HTTP text": "HTTP Error 503: Service Unavailable",
     "JSON text": '{"error": {"code": 503, "message": "service unavailable"}}',
     "dict": {"ok": False, "error": "service_unavailable"},
     "MCP answer": {"content": [{"type": "text", "text": "Error: service unavailable"}], "isError": False},
@@ -204,14 +205,17 @@ MODULES = ("cli", "loader", "schema", "defaults", "env", "paths", "plugins", "ca
 
 
 def _search_after_each(
-    guard: Guard, read: Callable[[int], tuple[dict[str, str], str]], ok: bool | None
+    guard: Guard,
+    read: Callable[[int], tuple[dict[str, str], str]],
+    ok: bool | None,
+    hits: str = "src/config.py:12",
 ) -> list[bool]:
     """The same search, answered alike, after each of 10 reads; whether each search was allowed."""
     outcomes = []
     for i in range(10):
         args, text = read(i)
         assert run(guard, "read_file", args, text, ok=ok)
-        outcomes.append(run(guard, "search", {"q": "parse_config"}, "src/config.py:12", ok=ok))
+        outcomes.append(run(guard, "search", {"q": "parse_config"}, hits, ok=ok))
     return outcomes
 
 
@@ -220,6 +224,13 @@ def test_a_search_re_run_after_each_new_finding_is_never_denied(make_guard: Guar
         make_guard(), lambda i: ({"path": f"src/{MODULES[i]}.py"}, MODULES[i]), True
     )
     assert outcomes == [True] * 10
+
+
+def test_a_search_hit_titled_errors_is_no_failure(make_guard: GuardFactory) -> None:
+    """A docs search listing the "Errors" page read as a failure: no new finding excused it."""
+    hits = "1. Rate limits - docs.acme.dev/api/rate-limits\n2. Errors - docs.acme.dev/api/errors"
+    read = lambda i: ({"path": f"src/{MODULES[i]}.py"}, MODULES[i])  # noqa: E731
+    assert _search_after_each(make_guard(), read, True, hits) == [True] * 10
 
 
 def test_a_re_run_after_new_findings_counts_when_no_success_is_reported(make_guard: GuardFactory) -> None:
