@@ -117,3 +117,27 @@ async def test_a_failure_another_plugin_answered_is_still_a_failure(reflect_firs
     events = await run(agent, [reflect, loopfuse] if reflect_first else [loopfuse, reflect])
 
     assert "failed with the same error" in first_denial(events)
+
+
+class _RaisingEquality:
+    """A value whose comparison raises, as a numpy array's truth value does."""
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("ambiguous")
+
+    __hash__ = object.__hash__
+
+
+@pytest.mark.parametrize("key", ["status", "response_type"])
+async def test_a_response_whose_values_cannot_be_compared_runs_as_without_the_guard(key: str) -> None:
+    """ADK's error shapes were read with ==: the tool's value raised inside the after-tool callback
+    and the run crashed."""
+
+    def search(q: str) -> dict[str, Any]:
+        """Search."""
+        return {"result": "x", key: _RaisingEquality()}
+
+    guard = Guard()
+    agent = LlmAgent(name="main", model=ScriptedLlm(plan=[call("search", q="x")]), tools=[search])
+    events = await run(agent, [LoopfusePlugin(guard)])
+    assert first_denial(events).startswith("loopfuse refused this search call")  # the run went on

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -200,3 +201,51 @@ async def test_mcp_server_tools_are_guarded(tmp_path: Path) -> None:
     model = ScriptedModel(forever("search", {"q": SECRET}))
     assert await run_with_counter_server(tmp_path, model, Guard.from_config(LIMITS)) == 3
     assert [DENIAL in o for o in model.outputs] == [False] * 3 + [True] * 3
+
+
+_ONE_PROCESS = """
+import asyncio, sys
+from agents import RunConfig, Runner
+from loopfuse import Guard
+from loopfuse.adapters.openai_agents import guard_agent
+from tests.adapters.scripted_openai_agents import ScriptedModel, calls, forever, scripted
+from tests.adapters.test_openai_agents import LIMITS, Counter, agent_with
+
+looping = sys.argv[2] == "loop"
+counter = Counter()
+script = forever("search", {"q": "a"}) if looping else scripted([lambda: calls(("search", {"q": "a"}))])
+agent = guard_agent(agent_with(ScriptedModel(script), counter.tool()), Guard.from_config(LIMITS, store=sys.argv[1]))
+try:
+    asyncio.run(Runner.run(agent, "find it", max_turns=20, run_config=RunConfig(tracing_disabled=True)))
+except Exception as exc:
+    print(type(exc).__name__)
+print("searches", counter.runs)
+"""
+
+
+def test_runs_of_two_processes_on_one_redis_do_not_share_state(redis_url: str) -> None:
+    """Each process's first run of agent "main" was one Redis agent: a looping run's denials
+    stopped the next process's healthy run before its first search ran."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parents[2]), *sys.path]))
+    outputs = [
+        subprocess.run(
+            [sys.executable, "-c", _ONE_PROCESS, redis_url, mode],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            check=True,
+        ).stdout
+        for mode in ("loop", "once")
+    ]
+    assert outputs == ["ToolInputGuardrailTripwireTriggered\nsearches 3\n", "searches 1\n"]
+
+
+async def test_runs_of_two_guards_on_one_redis_do_not_share_state(redis_url: str) -> None:
+    looping, healthy = Counter(), Counter()
+    agent = agent_with(ScriptedModel(forever("search", {"q": "a"})), looping.tool())
+    with pytest.raises(ToolInputGuardrailTripwireTriggered):
+        await run(guard_agent(agent, Guard.from_config(LIMITS, store=redis_url)))
+    model = ScriptedModel(scripted([lambda: calls(("search", {"q": "a"}))]))
+    await run(guard_agent(agent_with(model, healthy.tool()), Guard.from_config(LIMITS, store=redis_url)))
+    assert (looping.runs, healthy.runs) == (3, 1)

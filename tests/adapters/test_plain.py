@@ -323,3 +323,17 @@ def test_a_class_or_a_generator_function_is_a_type_error() -> None:
     for fn, says in ((Repo, "not the class Repo"), (pages, "generator function pages"), (chunks, "chunks")):
         with pytest.raises(TypeError, match=says):
             Guard().wrap(fn)
+
+
+async def test_a_warning_leaves_a_coroutine_a_sync_function_returns_to_be_awaited() -> None:
+    """With ``warn_at``, the coroutine was replaced by its text: its work never ran."""
+    fetched: list[str] = []
+
+    async def fetch(q: str) -> str:
+        fetched.append(q)
+        return "found"
+
+    guard = Guard.from_config({"duplicate": {"warn_at": 2}})
+    search = guard.wrap(lambda q: fetch(q), tool="search", agent="a")
+    answers = [await search(f"q{n % 2}") for n in range(6)]
+    assert answers == ["found"] * 6 and len(fetched) == 6

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from fastmcp import Client, FastMCP
 
@@ -117,3 +122,38 @@ async def test_a_raised_error_reaches_the_guard_by_its_type_and_message() -> Non
         results = [await client.call_tool("fetch", {}, raise_on_error=False) for _ in range(6)]
     assert not any("loopfuse" in r.content[0].text for r in results)
     assert errors == []  # the tool ran every time
+
+
+_ONE_SERVER_PROCESS = """
+import asyncio, sys
+from fastmcp import Client
+from loopfuse import Guard
+from tests.mcp.test_middleware import _server
+
+async def main(calls: int) -> None:
+    runs: list[str] = []
+    async with Client(_server(Guard(store=sys.argv[1]), runs)) as client:  # no session: the process
+        for _ in range(calls):
+            await client.call_tool("search", {"query": "q"}, raise_on_error=False)
+    print("searches", len(runs))
+
+asyncio.run(main(int(sys.argv[2])))
+"""
+
+
+def test_two_server_processes_without_sessions_count_apart_on_one_redis(redis_url: str) -> None:
+    """The sessionless scope was "mcp:process" in every process: on one Redis, a process's 8
+    calls stopped the first call of the next."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parents[2]), *sys.path]))
+    outputs = [
+        subprocess.run(
+            [sys.executable, "-c", _ONE_SERVER_PROCESS, redis_url, calls],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            check=True,
+        ).stdout
+        for calls in ("8", "1")
+    ]
+    assert outputs == ["searches 5\n", "searches 1\n"]

@@ -5,6 +5,7 @@ tools the server did not list reported as invalid turns."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -142,3 +143,29 @@ async def test_a_changed_tool_list_is_not_judged_until_it_is_listed_again(tmp_pa
     assert _text(unjudged) == "Unknown tool: 'nope'"
     assert _text(added) == "extra ran"
     assert INVALID_DENIAL.format(limit=1) in _text(judged)
+
+
+def _pid_namespaces() -> bool:
+    """Whether this machine lets us start a process as pid 1 of its own namespace (root)."""
+    try:
+        done = subprocess.run(["unshare", "--pid", "--fork", "true"], capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+@pytest.mark.skipif(not _pid_namespaces(), reason="needs unshare --pid (root)")
+async def test_two_proxies_with_one_pid_count_apart_on_one_redis(tmp_path: Path, redis_url: str) -> None:
+    """Each container's proxy may run as pid 1: its agent was proxy:python:1:1 in every one, so
+    on one Redis a proxy's loop stopped the next proxy's first call."""
+    config = f'[store]\nurl = "{redis_url}"\n\n[circuit_breaker]\nduplicate_limit = 3\nresult_limit = 3\n'
+    argv = [sys.executable, *_argv(tmp_path, config)]
+    refused = []
+    for calls in (5, 1):
+        transport = StdioTransport("unshare", ["--pid", "--fork", "--kill-child", *argv], env=child_env())
+        async with Client(transport, timeout=TIMEOUT, init_timeout=TIMEOUT) as client:
+            results = [
+                await client.call_tool("echo", {"text": "a"}, raise_on_error=False) for _ in range(calls)
+            ]
+        refused.append([r.is_error for r in results])
+    assert refused == [[False] * 3 + [True] * 2, [False]]

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import itertools
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .._escalation import escalation_point
+from .._process import process_number
 from .._weak_table import WeakIdentityTable
 from .._wrapping import abort_error
 from ..errors import LoopAbortedError
@@ -45,8 +47,9 @@ def with_warning(result: Any, warning: str | None) -> Any:
     the result's own form: a str gets ``"\n\n" + warning``; a dict a copy with the
     ``"loopfuse_warning"`` key; a list of content blocks one more text block (a list of
     anything else, the warning as one more item); None becomes the warning; anything else
-    its ``str`` followed by the warning. ``result`` itself is never changed, and is returned
-    as it is, without the warning, when it cannot be read (its ``__str__`` raises, say)."""
+    its ``str`` followed by the warning, but an awaitable or an iterator, whose work is not done
+    yet, is returned as it is. ``result`` itself is never changed, and is returned as it is,
+    without the warning, when it cannot be read (its ``__str__`` raises, say)."""
     if warning is None:
         return result
     try:
@@ -62,6 +65,8 @@ def _warned(result: Any, warning: str) -> Any:
         return {**result, WARNING_KEY: warning}
     if isinstance(result, list):
         return [*result, _text_block_like(result, warning)]
+    if inspect.isawaitable(result) or isinstance(result, Iterator):
+        return result  # a sync function's coroutine or generator: its text would lose its work
     return warning if result is None else f"{result}\n\n{warning}"
 
 
@@ -230,6 +235,9 @@ class Scope:
         return f"Scope({self.name!r})"
 
 
+_RUNS = itertools.count(1)  # the runs of every table: two guards on one store name theirs apart
+
+
 class ScopeTable:
     """One ``Scope`` per (owner object, key), alive exactly as long as the owner is.
 
@@ -241,16 +249,15 @@ class ScopeTable:
         self._prefix = prefix
         self._entries: WeakIdentityTable[tuple[int, dict[Hashable, Scope]]] = WeakIdentityTable()
         self._lock = threading.Lock()
-        self._runs = itertools.count(1)
 
     def get(self, owner: Any, key: Hashable) -> Scope | str:
         """The scope of ``key`` within ``owner``; a shared name if ``owner`` cannot be tracked."""
         try:
             with self._lock:
-                run, scopes = self._entries.value(owner, lambda: (next(self._runs), {}))
+                run, scopes = self._entries.value(owner, lambda: (next(_RUNS), {}))
                 scope = scopes.get(key)
                 if scope is None:
-                    scope = scopes[key] = Scope(f"{self._prefix} run {run}, {key}")
+                    scope = scopes[key] = Scope(f"{self._prefix} run {process_number():016x}-{run}, {key}")
                 return scope
         except TypeError:
             return f"{self._prefix} {key}"

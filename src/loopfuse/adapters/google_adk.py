@@ -295,9 +295,20 @@ def _is_error(tool: Any, result: Any) -> bool:
         pass
     if not isinstance(result, dict):
         return False
-    if result.get("response_type") == _REFLECTED:
-        return True
-    return set(result) == {"error"} or result.get("isError") is True or result.get("status") == "error"
+    try:  # the tool's own values: compared only as plain text (an array's __eq__ raises)
+        if _text(result.get("response_type")) == _REFLECTED:
+            return True
+        return (
+            set(result) == {"error"}
+            or result.get("isError") is True
+            or _text(result.get("status")) == "error"
+        )
+    except Exception:  # a key whose __eq__ or __hash__ raises: no verdict
+        return False
+
+
+def _text(value: Any) -> str | None:
+    return str.__str__(value) if isinstance(value, str) else None
 
 
 # How ADK's ReflectAndRetryToolPlugin answers a tool's error (registered before loopfuse, it

@@ -24,6 +24,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
     ) from exc
 
 from .._calls import canonical_json
+from .._process import process_number
 from ..incidents import logger
 from ._common import PendingWarnings
 from .mcp_proxy.refusal import refusal_text
@@ -31,9 +32,14 @@ from .mcp_proxy.refusal import refusal_text
 if TYPE_CHECKING:
     from ..guard import Guard
 
-__all__ = ["PROCESS_SCOPE", "LoopfuseMiddleware", "refusal_text", "warned"]
+__all__ = ["PROCESS_SCOPE", "LoopfuseMiddleware", "process_scope", "refusal_text", "warned"]
 
-PROCESS_SCOPE = "mcp:process"
+PROCESS_SCOPE = "mcp:process"  # the scope of a client without a session: this name, the process's number
+
+
+def process_scope() -> str:
+    """This process's scope, ``mcp:process:<its random number>``: its own on a shared store."""
+    return f"{PROCESS_SCOPE}:{process_number():016x}"
 
 
 class LoopfuseMiddleware(Middleware):
@@ -133,13 +139,13 @@ def session_scope(ctx: Any) -> str:
     """The agent id of the request's MCP session; the process when there is no session."""
     scope_key = getattr(ctx, "_session_scope_key", None)
     if not callable(scope_key):
-        return PROCESS_SCOPE
+        return process_scope()
     try:
         key = scope_key()
     except Exception:
-        return PROCESS_SCOPE
+        return process_scope()
     if not isinstance(key, str) or key == "process" or _sessionless_http(ctx, key):
-        return PROCESS_SCOPE
+        return process_scope()
     return f"mcp:{key}"
 
 

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..._process import process_number
 from ...guard import Guard
 
 __all__ = ["ProxyOptions", "run_proxy"]
@@ -48,5 +49,6 @@ async def _run_stdio(options: ProxyOptions, guard: Guard) -> int:
         print(f"loopfuse proxy: cannot start {options.command[0]!r}: {exc.strerror}", file=sys.stderr)
         return 127 if isinstance(exc, FileNotFoundError) else 126
     client_in, client_out = await open_stdio()
-    name = f"proxy:{backend.name}:{os.getpid()}"  # each session's agent: f"{name}:{n}"
+    # each session's agent: f"{name}:{n}"; a container's proxy may run as pid 1 in every one
+    name = f"proxy:{backend.name}:{os.getpid()}-{process_number():016x}"
     return await StdioRelay(guard, name, backend, client_in, client_out).run()

@@ -20,7 +20,7 @@ from fastmcp.server.middleware import CallNext, MiddlewareContext
 from fastmcp.tools.base import ToolResult
 
 from ...incidents import logger
-from ..mcp import PROCESS_SCOPE, LoopfuseMiddleware, _next_round, _round_key, session_scope
+from ..mcp import LoopfuseMiddleware, _next_round, _round_key, process_scope, session_scope
 from .refusal import refusal_text
 
 if TYPE_CHECKING:
@@ -62,15 +62,15 @@ class ProxyMiddleware(LoopfuseMiddleware):
 def client_scope(ctx: Any) -> str:
     """The agent of the request's client (see the module's text)."""
     scope = session_scope(ctx)
-    if scope != PROCESS_SCOPE:
+    if scope != process_scope():
         return scope
     try:
         request = get_http_request()
         peer, agent = request.client, request.headers.get("user-agent", "")
     except Exception:  # not over HTTP: one client per process
-        return PROCESS_SCOPE
+        return scope
     if peer is None:
-        return PROCESS_SCOPE
+        return scope
     return f"mcp:client:{peer.host}:{hashlib.sha256(agent.encode()).hexdigest()[:8]}"
 
 
