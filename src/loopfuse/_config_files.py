@@ -15,38 +15,54 @@ from typing import Any
 
 from .errors import ConfigError
 
-__all__ = ["load_config_file"]
+__all__ = ["has_loopfuse_table", "load_config_file"]
 
 
 def load_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The mapping in a TOML file (``[tool.loopfuse]`` for pyproject.toml), a JSON file or a
-    YAML file, chosen by the file's suffix."""
+    """The mapping in a TOML file (``[tool.loopfuse]`` for pyproject.toml, which must have it),
+    a JSON file or a YAML file, chosen by the file's suffix."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8 text"
-        raise ConfigError(f"configuration file {str(p)!r} cannot be read: {reason}") from exc
+    text = _read(p)
     suffix = p.suffix.lower()
     if suffix in (".yaml", ".yml"):
         return _load_yaml(text, p)
     if suffix == ".json":
         return _load_json(text, p)
+    data = _load_toml(text, p)
+    if p.name == "pyproject.toml":
+        table = _pyproject_table(data, p)
+        if table is None:
+            raise ConfigError(f"configuration file {str(p)!r} has no [tool.loopfuse] table")
+        return table  # type: ignore[no-any-return]
+    return data
+
+
+def has_loopfuse_table(pyproject: Path) -> bool:
+    """Whether a pyproject.toml has a ``[tool.loopfuse]`` table (found, not named, it may not)."""
+    return _pyproject_table(_load_toml(_read(pyproject), pyproject), pyproject) is not None
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8 text"
+        raise ConfigError(f"configuration file {str(path)!r} cannot be read: {reason}") from exc
+
+
+def _load_toml(text: str, path: Path) -> dict[str, Any]:
     text = text.removeprefix("\ufeff")  # a byte order mark, as some editors save
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except ValueError as exc:  # TOMLDecodeError, or an integer of over 4,300 digits
-        raise ConfigError(f"configuration file {str(p)!r} is not valid TOML: {exc}") from exc
-    if p.name == "pyproject.toml":
-        data = _pyproject_table(data, p)
-    return data
+        raise ConfigError(f"configuration file {str(path)!r} is not valid TOML: {exc}") from exc
 
 
 def _pyproject_table(data: dict[str, Any], path: Path) -> Any:
     tool = data.get("tool", {})
     if not isinstance(tool, Mapping):
         raise ConfigError(f"configuration file {str(path)!r}: [tool] is not a table")
-    return tool.get("loopfuse", {})
+    return tool.get("loopfuse")
 
 
 def _load_json(text: str, path: Path) -> dict[str, Any]:

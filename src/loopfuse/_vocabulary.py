@@ -13,12 +13,20 @@ from __future__ import annotations
 import contextlib
 import difflib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .errors import ConfigError
 
-__all__ = ["GUARD_WIDE", "KIND_SECTIONS", "errors_as_written", "normalize_name", "to_storage"]
+__all__ = [
+    "GUARD_WIDE",
+    "KIND_SECTIONS",
+    "did_you_mean",
+    "errors_as_written",
+    "normalize_name",
+    "normalized_keys",
+    "to_storage",
+]
 
 # section as the kind names it -> (section it is kept in, {key as written: key kept})
 KIND_SECTIONS: dict[str, tuple[str, dict[str, str]]] = {
@@ -70,8 +78,7 @@ def _move(
     for raw, value in body.items():
         key = _norm(raw)
         if key not in keys:
-            close = difflib.get_close_matches(key, sorted(keys), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            hint = did_you_mean(key, keys)
             raise ConfigError(f"[{written}]: unknown key {raw!r}{hint}; allowed: {', '.join(sorted(keys))}")
         if keys[key] in existing:
             raise ConfigError(f"[{written}] {raw} and [{kept}] {keys[key]} set one value; keep one")
@@ -135,3 +142,30 @@ def _reference(key: str, sections: tuple[str, str], renames: Renames) -> str:
     home, keys = KIND_SECTIONS.get(written, (kept, {}))
     spelled = {stored: name for name, stored in keys.items() if stored != name} if home == kept else {}
     return spelled.get(key, key)
+
+
+def normalized_keys(mapping: Mapping[str, Any], where: str, allowed: set[str]) -> dict[str, Any]:
+    """``mapping`` with its keys normalized; a ``ConfigError`` names one not ``allowed`` (with
+    the closest spelling) or two spellings of one key."""
+    out: dict[str, Any] = {}
+    spelled: dict[str, str] = {}
+    for raw, value in mapping.items():
+        key = _norm(raw)
+        if key not in allowed:
+            names = ", ".join(sorted(allowed))
+            what = "section" if where == "configuration" else "key"
+            hint = did_you_mean(key, allowed)
+            raise ConfigError(f"{where}: unknown {what} {raw!r}{hint}; allowed: {names}")
+        if key in out:
+            raise ConfigError(
+                f"{where}: {spelled[key]!r} and {raw!r} are both spellings of {key!r}; keep one"
+            )
+        out[key] = list(value) if isinstance(value, list) else value
+        spelled[key] = str(raw)
+    return out
+
+
+def did_you_mean(key: str, allowed: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest allowed name, or nothing."""
+    close = difflib.get_close_matches(key, sorted(allowed), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

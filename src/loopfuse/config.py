@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import difflib
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._config_files import load_config_file
+from ._config_files import has_loopfuse_table, load_config_file
 from ._store_config import StoreConfig
-from ._vocabulary import GUARD_WIDE, KIND_SECTIONS, errors_as_written, normalize_name, to_storage
+from ._vocabulary import (
+    GUARD_WIDE,
+    KIND_SECTIONS,
+    errors_as_written,
+    normalize_name,
+    normalized_keys,
+    to_storage,
+)
 from .breakers.cycle import CycleConfig
 from .breakers.invalid import InvalidConfig
 from .breakers.near_duplicate import DEFAULT_MASKS, DEFAULT_VOLATILE_KEYS, NearDuplicateConfig
@@ -291,7 +297,7 @@ def parse_config(mapping: Mapping[str, Any]) -> GuardConfig:
             f"configuration = {type(mapping).__name__} is not allowed: expected a mapping of sections"
             " (a file's path goes to Guard.from_file)"
         )
-    sections = _normalized_keys(mapping, "configuration", {*SECTIONS, *KIND_SECTIONS, "mode"})
+    sections = normalized_keys(mapping, "configuration", {*SECTIONS, *KIND_SECTIONS, "mode"})
     if "mode" in sections:
         sections["guard"] = _top_level_mode(sections.pop("mode"), sections.get("guard", {}))
     sections, renames = to_storage(sections)
@@ -327,7 +333,7 @@ def _build_section(name: str, body: Any) -> Any:
     if name == "tools":
         return {_tool_name(tool): _build_tool_rule(tool, rule) for tool, rule in body.items()}
     allowed = {f.name for f in dataclasses.fields(cls)}
-    keys = _normalized_keys(body, f"[{name}]", allowed | set(GUARD_WIDE) if name == "guard" else allowed)
+    keys = normalized_keys(body, f"[{name}]", allowed | set(GUARD_WIDE) if name == "guard" else allowed)
     if name == "guard" and "abort_after_denials" in keys and keys["abort_after_denials"] is None:
         raise fail(name, "abort_after_denials", None, "an integer >= 0 (0 turns escalation off)")
     return cls(**keys)
@@ -345,32 +351,7 @@ def _build_tool_rule(tool: str, body: Any) -> ToolRule:
     if not isinstance(body, Mapping):
         raise ConfigError(f"[tools.{tool}] = {body!r} is not allowed: expected a table of keys")
     allowed = {f.name for f in dataclasses.fields(ToolRule)} - {"tool"}
-    return ToolRule(tool=tool, **_normalized_keys(body, f"[tools.{tool}]", allowed))
-
-
-def _normalized_keys(mapping: Mapping[str, Any], where: str, allowed: set[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    spelled: dict[str, str] = {}
-    for raw, value in mapping.items():
-        key = normalize_name(str(raw))
-        if key not in allowed:
-            names = ", ".join(sorted(allowed))
-            what = "section" if where == "configuration" else "key"
-            hint = _did_you_mean(key, allowed)
-            raise ConfigError(f"{where}: unknown {what} {raw!r}{hint}; allowed: {names}")
-        if key in out:
-            raise ConfigError(
-                f"{where}: {spelled[key]!r} and {raw!r} are both spellings of {key!r}; keep one"
-            )
-        out[key] = list(value) if isinstance(value, list) else value
-        spelled[key] = str(raw)
-    return out
-
-
-def _did_you_mean(key: str, allowed: set[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest allowed name, or nothing."""
-    close = difflib.get_close_matches(key, sorted(allowed), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return ToolRule(tool=tool, **normalized_keys(body, f"[tools.{tool}]", allowed))
 
 
 def parse_config_file(path: str | os.PathLike[str]) -> GuardConfig:
@@ -400,12 +381,16 @@ def find_config_file(explicit: str | os.PathLike[str] | None = None) -> Path | N
     """The configuration to use: ``explicit``, ``$LOOPFUSE_CONFIG``, ``./loopfuse.toml``,
     then ``./pyproject.toml`` when it has a ``[tool.loopfuse]`` table; None when none applies."""
     if explicit is not None:
+        if not os.fspath(explicit).strip():  # Path("") is the current folder
+            raise ConfigError(
+                f"configuration file {os.fspath(explicit)!r} is not allowed: expected a file's path"
+            )
         return Path(explicit)
     if os.environ.get(CONFIG_ENV):
         return Path(os.environ[CONFIG_ENV])
     if Path("loopfuse.toml").is_file():
         return Path("loopfuse.toml")
     pyproject = Path("pyproject.toml")
-    if pyproject.is_file() and load_config_file(pyproject):
+    if pyproject.is_file() and has_loopfuse_table(pyproject):
         return pyproject
     return None

@@ -4,6 +4,7 @@ traceback or a silent wait."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,26 @@ def test_lines_too_deeply_nested_or_not_incidents_are_skipped_and_counted(log: P
     assert out.returncode == 0, out.stderr
     assert [row.split()[1] for row in out.stdout.splitlines()[1:]] == ["a", "b"]
     assert out.stderr == "loopfuse: 2 lines skipped (not incidents)\n"
+
+
+def test_an_invalid_config_given_with_a_path_exits_2(log: Path, tmp_path: Path) -> None:
+    """With PATH given, ``--config`` was never read: a broken file passed unnoticed."""
+    config = tmp_path / "zero.toml"
+    config.write_text("[duplicate]\nlimit = 0\n")
+    done = incidents(str(log), "--config", str(config))
+    assert done.returncode == 2
+    assert f"configuration file {str(config)!r}: [duplicate] limit = 0 is not allowed" in done.stderr
+
+
+def test_a_proxy_incident_log_it_cannot_write_is_blamed_on_the_option() -> None:
+    """The flag's log was named as the configuration file's ``[guard] incident_log``."""
+    with tempfile.TemporaryDirectory() as top:  # under /tmp, where user nobody may enter
+        Path(top).chmod(0o755)
+        folder, config = Path(top) / "read-only", Path(top) / "loopfuse.toml"
+        folder.mkdir(mode=0o555)
+        config.write_text("[duplicate]\nlimit = 3\n")
+        log = str(folder / "incidents.jsonl")
+        done = loopfuse_unprivileged("proxy", "--config", str(config), "--incident-log", log, "--", "cat")
+    assert done.returncode == 2
+    assert f"--incident-log {log!r} is not allowed: expected a file this process can write" in done.stderr
+    assert "configuration file" not in done.stderr

@@ -60,3 +60,11 @@ def test_a_tool_name_that_is_no_valid_unicode_is_printed_not_fatal(tmp_path: Pat
 
     assert done.returncode == 0, done.stderr
     assert "probe\ufffd" in done.stdout and "duplicate" in done.stdout
+
+
+@pytest.mark.parametrize("given", ["", " "])
+def test_an_empty_config_path_is_named_not_read_as_the_current_folder(given: str) -> None:
+    """``--config ""`` was the current folder: "configuration file '.' cannot be read"."""
+    done = run_cli("replay", "examples/search_loop.jsonl", "--config", given, cwd=Path(__file__).parents[2])
+    assert done.returncode == 2
+    assert f"loopfuse: configuration file {given!r} is not allowed: expected a file's path" in done.stderr

@@ -200,3 +200,20 @@ def test_a_redis_database_that_is_not_a_number_is_refused_when_the_file_is_read(
 def cli_env(monkeypatch: pytest.MonkeyPatch) -> None:
     src = str(Path(__file__).resolve().parents[2] / "src")
     monkeypatch.setenv("PYTHONPATH", src)
+
+
+def test_a_pyproject_named_without_a_loopfuse_table_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A misspelled table in a pyproject.toml named explicitly silently meant the defaults."""
+    from loopfuse.config import find_config_file
+
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "app"\n\n[tool.loopfus.duplicate]\nlimit = 0\n')
+    with pytest.raises(ConfigError, match=r"pyproject.toml' has no \[tool.loopfuse\] table"):
+        Guard.from_file(pyproject)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("LOOPFUSE_CONFIG", raising=False)
+    assert find_config_file() is None  # found in the folder, not named: a project without one
+    pyproject.write_text("[tool.loopfuse.duplicate]\nlimit = 4\n")
+    assert find_config_file() == Path("pyproject.toml")

@@ -39,7 +39,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        path = args.path or _configured_log(args.config)
+        configured = _configured_log(args.config) if args.config or not args.path else None
+        path = args.path or configured  # a --config given is read, and must be valid, with a PATH too
     except (ConfigError, OSError) as exc:
         return usage_error(str(exc))
     if path is None:

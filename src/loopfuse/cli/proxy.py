@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .._vocabulary import to_storage
-from ..checks import log_path_problem
+from ..checks import log_path_problem, log_write_problem
 from ..config import GuardConfig, find_config_file, in_file, load_config_file, normalize_name, parse_config
 from ..errors import ConfigError
 from ..guard import Guard
@@ -103,7 +103,9 @@ def _guard(config_path: str | None, incident_log: str | None, max_calls: int | N
     config = _parse(mapping, found)
     if max_calls is not None and max_calls < 0:
         raise ValueError(f"--max-calls {max_calls}: expected 0 (no cap) or a positive number of calls")
-    problem = None if incident_log is None else log_path_problem(incident_log)
+    problem = (
+        None if incident_log is None else log_path_problem(incident_log) or log_write_problem(incident_log)
+    )
     if problem is not None:
         raise ValueError(f"--incident-log {incident_log!r} is not allowed: expected {problem}")
     cb = config.circuit_breaker
