@@ -15,13 +15,24 @@ from typing import Any
 
 from .errors import ConfigError
 
-__all__ = ["has_loopfuse_table", "load_config_file"]
+__all__ = ["config_path", "has_loopfuse_table", "load_config_file"]
+
+
+def config_path(path: Any) -> Path:
+    """``path`` as a ``Path``; a ``ConfigError`` for what is not a file's path (None, bytes, "")."""
+    if not isinstance(path, str | os.PathLike) or not isinstance(os.fspath(path), str):
+        raise ConfigError(
+            f"configuration file = {type(path).__name__} is not allowed: expected a file's path (a str or a Path)"
+        )
+    if not os.fspath(path).strip():  # Path("") is the current folder
+        raise ConfigError(f"configuration file {os.fspath(path)!r} is not allowed: expected a file's path")
+    return Path(path)
 
 
 def load_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The mapping in a TOML file (``[tool.loopfuse]`` for pyproject.toml, which must have it),
     a JSON file or a YAML file, chosen by the file's suffix."""
-    p = Path(path)
+    p = config_path(path)
     text = _read(p)
     suffix = p.suffix.lower()
     if suffix in (".yaml", ".yml"):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._config_files import has_loopfuse_table, load_config_file
+from ._config_files import config_path, has_loopfuse_table, load_config_file
 from ._store_config import StoreConfig
 from ._vocabulary import (
     GUARD_WIDE,
@@ -381,11 +381,7 @@ def find_config_file(explicit: str | os.PathLike[str] | None = None) -> Path | N
     """The configuration to use: ``explicit``, ``$LOOPFUSE_CONFIG``, ``./loopfuse.toml``,
     then ``./pyproject.toml`` when it has a ``[tool.loopfuse]`` table; None when none applies."""
     if explicit is not None:
-        if not os.fspath(explicit).strip():  # Path("") is the current folder
-            raise ConfigError(
-                f"configuration file {os.fspath(explicit)!r} is not allowed: expected a file's path"
-            )
-        return Path(explicit)
+        return config_path(explicit)
     if os.environ.get(CONFIG_ENV):
         return Path(os.environ[CONFIG_ENV])
     if Path("loopfuse.toml").is_file():

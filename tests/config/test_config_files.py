@@ -217,3 +217,13 @@ def test_a_pyproject_named_without_a_loopfuse_table_is_an_error(
     assert find_config_file() is None  # found in the folder, not named: a project without one
     pyproject.write_text("[tool.loopfuse.duplicate]\nlimit = 4\n")
     assert find_config_file() == Path("pyproject.toml")
+
+
+@pytest.mark.parametrize("path", [None, 5, b"loopfuse.toml", "", " "])
+def test_what_is_not_a_files_path_is_named(path: object) -> None:
+    """None, a number or bytes raised a TypeError from pathlib; "" read the current folder."""
+    with pytest.raises(ConfigError, match=r"configuration file.* is not allowed: expected a file's path"):
+        Guard.from_file(path)  # type: ignore[arg-type]
+    if path is not None:  # discover(None) looks for one
+        with pytest.raises(ConfigError, match=r"is not allowed: expected a file's path"):
+            Guard.discover(path)  # type: ignore[arg-type]

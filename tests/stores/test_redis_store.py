@@ -156,6 +156,15 @@ def test_a_database_that_is_not_a_number_is_refused_at_construction(url: str, da
     assert f"the database {database} is not allowed: expected a number >= 0" in str(info.value)
 
 
+@pytest.mark.parametrize("url", ["unix://", "unix:///", "unix://?db=0"])
+def test_a_unix_url_naming_no_socket_is_refused_at_construction(url: str) -> None:
+    """Accepted, every check failed open: there is no socket to connect to."""
+    with pytest.raises(ConfigError, match=r"no socket is named: expected unix:///path/to/redis.sock"):
+        Guard(store=url)
+    with pytest.raises(ConfigError, match=r"no socket is named"):
+        Guard.from_config({"store": {"url": url}})
+
+
 @pytest.mark.parametrize(
     ("query", "says"),
     [

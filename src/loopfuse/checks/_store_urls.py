@@ -41,6 +41,10 @@ def check_redis_database(url: str) -> str:
     """redis-py reads a path that is not a number as database 0 and ``/0/1`` as 1; and
     ``?db=-1`` fails only at the first command, so every check would fail open."""
     parts = urlsplit(url)
+    if parts.scheme == "unix" and unquote(parts.path) in ("", "/"):
+        raise ConfigError(
+            f"[store] url = {redacted(url)!r}: no socket is named: expected unix:///path/to/redis.sock"
+        )
     named = [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k == "db"]
     path = unquote(parts.path)
     if parts.scheme in ("redis", "rediss") and path not in ("", "/"):
