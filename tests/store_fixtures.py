@@ -10,6 +10,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -21,6 +22,23 @@ import pytest
 from loopfuse import Guard
 
 REDIS_SERVER = shutil.which("redis-server")
+
+
+def processes_output(script: str, *argvs: tuple[str, ...]) -> list[str]:
+    """What ``python -c script ARGV`` prints for each ARGV, one process after another (this
+    checkout's source and tests importable): what processes sharing one Redis see in turn."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parents[1]), *sys.path]))
+    return [
+        subprocess.run(
+            [sys.executable, "-c", script, *argv],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            check=True,
+        ).stdout
+        for argv in argvs
+    ]
 
 
 def _free_port() -> int:

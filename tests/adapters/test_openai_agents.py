@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from agents.mcp import MCPServerStdio, MCPServerStdioParams
 
 from loopfuse import Guard, LoopAbortedError
 from loopfuse.adapters.openai_agents import guard_agent
+from tests.store_fixtures import processes_output
 
 from .scripted_openai_agents import ScriptedModel, calls, forever, scripted, text
 
@@ -226,18 +226,7 @@ print("searches", counter.runs)
 def test_runs_of_two_processes_on_one_redis_do_not_share_state(redis_url: str) -> None:
     """Each process's first run of agent "main" was one Redis agent: a looping run's denials
     stopped the next process's healthy run before its first search ran."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parents[2]), *sys.path]))
-    outputs = [
-        subprocess.run(
-            [sys.executable, "-c", _ONE_PROCESS, redis_url, mode],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=120,
-            check=True,
-        ).stdout
-        for mode in ("loop", "once")
-    ]
+    outputs = processes_output(_ONE_PROCESS, (redis_url, "loop"), (redis_url, "once"))
     assert outputs == ["ToolInputGuardrailTripwireTriggered\nsearches 3\n", "searches 1\n"]
 
 

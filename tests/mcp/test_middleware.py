@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 from fastmcp import Client, FastMCP
 
 from loopfuse import Guard
 from loopfuse.adapters.mcp import LoopfuseMiddleware
+from tests.store_fixtures import processes_output
 
 from .conftest import TIMEOUT
 
@@ -144,16 +140,5 @@ asyncio.run(main(int(sys.argv[2])))
 def test_two_server_processes_without_sessions_count_apart_on_one_redis(redis_url: str) -> None:
     """The sessionless scope was "mcp:process" in every process: on one Redis, a process's 8
     calls stopped the first call of the next."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parents[2]), *sys.path]))
-    outputs = [
-        subprocess.run(
-            [sys.executable, "-c", _ONE_SERVER_PROCESS, redis_url, calls],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=120,
-            check=True,
-        ).stdout
-        for calls in ("8", "1")
-    ]
+    outputs = processes_output(_ONE_SERVER_PROCESS, (redis_url, "8"), (redis_url, "1"))
     assert outputs == ["searches 5\n", "searches 1\n"]
