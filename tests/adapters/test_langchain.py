@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from typing import Any
 
@@ -201,8 +200,8 @@ async def test_a_tool_node_handling_every_error_still_stops_the_graph(mode: str)
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 async def test_a_thread_stopped_by_a_raise_starts_its_next_question_afresh(mode: str) -> None:
-    """Once the guard stopped a hand-built graph's run by raising, the run is over: the thread's
-    next question may make the same search again."""
+    """A hand-built graph counts a thread's invocations together; once the guard stopped one by
+    raising, the run is over: the thread's next question may make the same search again."""
     counter, looping = Counter(), [True]
 
     def script(n: int, messages: list[Any]) -> AIMessage:
@@ -228,34 +227,6 @@ async def test_a_thread_stopped_by_a_raise_starts_its_next_question_afresh(mode:
 
     assert counter.runs == 4
     assert answer["messages"][-1].content == "answered"
-
-
-@pytest.mark.parametrize(("mode", "share_thread"), [("sync", False), ("async", False), ("sync", True)])
-async def test_each_question_in_a_hand_built_graphs_thread_counts_afresh(
-    mode: str, share_thread: bool
-) -> None:
-    """A status bot asks the same search at each question of one thread: counted together, the
-    4th question's search was refused. Each question is a turn of its own, the turn before
-    forgotten; ``share_thread=True`` counts the thread's questions together."""
-    counter, guard = Counter(), Guard.from_config(LIMITS)
-    model = ScriptedChatModel(
-        script=lambda n, m: (
-            calls(("search", {"q": SECRET})) if isinstance(m[-1], HumanMessage) else AIMessage("ok")
-        )
-    )
-    middleware = LoopfuseMiddleware(guard, share_thread=share_thread)
-    node = ToolNode(
-        [counter.tool()], wrap_tool_call=middleware.wrap_tool_call, awrap_tool_call=middleware.awrap_tool_call
-    )
-    graph = tool_node_graph(model, node, InMemorySaver())
-    config: RunnableConfig = {**CONFIG, "configurable": {"thread_id": "status"}}
-    for question in range(6):
-        given: Any = {"messages": [HumanMessage(f"is checkout up? ({question})")]}
-        await (
-            asyncio.to_thread(graph.invoke, given, config) if mode == "sync" else graph.ainvoke(given, config)
-        )
-    assert counter.runs == (3 if share_thread else 6)
-    assert guard.stats()["agents"] == 1  # the turns before were forgotten
 
 
 async def test_langgraph_tool_node_async_wrapper() -> None:

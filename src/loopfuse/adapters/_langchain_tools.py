@@ -18,8 +18,7 @@ denial, from the ``[invalid] limit``-th in a row, replaces LangGraph's error tex
 Scope (``_langchain_scopes``): under ``create_agent`` one invocation, named by a private state
 field the middleware's ``before_agent`` sets (``loopfuse_run``: runs whose input reuses one
 message object stay apart; an interrupted run resumed later keeps its name), within its
-LangGraph thread when it has one; its state goes when it ends (``after_agent``). In a hand-built
-graph's thread, one turn (``Turns``), forgotten when the thread's next turn starts. With
+LangGraph thread when it has one; its state goes when it ends (``after_agent``). With
 ``share_thread=True`` a thread's invocations count together and its state stays for the next.
 Parallel tool calls of one model turn run as separate LangGraph tasks; each is checked
 when the host starts it, and the guard's lock keeps counts exact. Each call is checked with
@@ -49,7 +48,7 @@ from ..decision import Decision
 from ..errors import LoopAbortedError
 from ..guard import Guard
 from ._common import HostLimit, InvalidTurns, PendingCalls, stop_error, stopped_text, with_warning
-from ._langchain_scopes import Turns, finished_run_scope, scopes_of
+from ._langchain_scopes import finished_run_scope, scope_of
 
 __all__ = ["LoopfuseMiddleware"]
 
@@ -83,15 +82,12 @@ class LoopfuseMiddleware(AgentMiddleware):
         self._in_agent = False  # create_agent runs this middleware's before_model each turn
         self._paused: PendingCalls[Decision] = PendingCalls()  # (scope, call id): awaiting a human
         self._invalid = InvalidTurns()  # by the AIMessage of the call (round_of)
-        self._turns = Turns()  # a hand-built graph's threads: their latest user message
 
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]
     ) -> ToolResult:
         self._check_recursion_limit(request)
-        tool, args, (agent, before) = *_call_of(request), scopes_of(request, self.share_thread, self._turns)
-        if before is not None:  # a hand-built graph's thread asked again: its turn before is done
-            self.guard.forget(before)
+        tool, args, agent = _call_of(request, self.share_thread)
         if request.tool is None:
             return self._unlisted(request, handler(request), agent)
         if self._schemas.rejects(request.tool, args):
@@ -117,9 +113,7 @@ class LoopfuseMiddleware(AgentMiddleware):
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolResult]]
     ) -> ToolResult:
         self._check_recursion_limit(request)
-        tool, args, (agent, before) = *_call_of(request), scopes_of(request, self.share_thread, self._turns)
-        if before is not None:
-            await self.guard.aforget(before)
+        tool, args, agent = _call_of(request, self.share_thread)
         if request.tool is None:
             return await self._aunlisted(request, await handler(request), agent)
         if self._schemas.rejects(request.tool, args):
@@ -145,7 +139,7 @@ class LoopfuseMiddleware(AgentMiddleware):
         return _warned(result, decision, request)
 
     def before_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
-        return {"loopfuse_run": f"{process_number():016x}-{next(_RUNS)}"}  # this run's own name (scopes_of)
+        return {"loopfuse_run": f"{process_number():016x}-{next(_RUNS)}"}  # this run's own name (scope_of)
 
     async def abefore_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         return self.before_agent(state, runtime)
@@ -172,7 +166,7 @@ class LoopfuseMiddleware(AgentMiddleware):
 
     def _unlisted(self, request: ToolCallRequest, answer: ToolResult, agent: str) -> ToolResult:
         """A call of a tool the ToolNode does not have, after the inner handler answered it."""
-        tool, args = _call_of(request)
+        tool, args, _ = _call_of(request, self.share_thread)
         if _unknown_tool_answer(answer, tool):
             invalid = self._invalid.note(self.guard, agent, round_of(request), "unknown tool")
             return answer if invalid.allowed else self._refusal(request, invalid, agent)
@@ -185,7 +179,7 @@ class LoopfuseMiddleware(AgentMiddleware):
         return _warned(answer, decision, request)
 
     async def _aunlisted(self, request: ToolCallRequest, answer: ToolResult, agent: str) -> ToolResult:
-        tool, args = _call_of(request)
+        tool, args, _ = _call_of(request, self.share_thread)
         if _unknown_tool_answer(answer, tool):
             invalid = await self._invalid.anote(self.guard, agent, round_of(request), "unknown tool")
             return answer if invalid.allowed else await self._arefusal(request, invalid, agent)
@@ -261,9 +255,9 @@ def _through_the_graph(error: LoopAbortedError) -> LoopAbortedError:
     return _GraphLoopAborted(agent=error.agent, tool=error.tool, denials=error.denials, kind=error.kind)
 
 
-def _call_of(request: ToolCallRequest) -> tuple[str, Any]:
+def _call_of(request: ToolCallRequest, share_thread: bool) -> tuple[str, Any, str]:
     call = request.tool_call
-    return call["name"], call.get("args") or {}
+    return call["name"], call.get("args") or {}, scope_of(request, share_thread)
 
 
 _ROUND_SCAN = 64  # messages looked at, from the newest, for the AIMessage of a call
