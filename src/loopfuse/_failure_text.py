@@ -33,14 +33,14 @@ _EXIT_CODES = ("exit code", "exit status", "returncode")
 _NONZERO = re.compile(r"\W{0,4}-?[1-9]")
 _WORDS = ("error", "exception", "fail", "fatal", "panic")
 _ENDINGS = frozenset({"error", "exception"})  # may end a name: "KeyError", "RuntimeException"
-_TITLE = re.compile(
-    r"(?:(?<=\s)|^)(?:\d{1,3}\.|#{1,6}) \Z"
-)  # before a numbered item's or a heading's first word
+# Before a numbered item's or a heading's first word ("2. Errors", "## Errors"), and a count after it.
+_TITLE = re.compile(r"(?:(?<=\s)|^)(?:\d{1,3}\.|#{1,6}) \Z")
+_COUNTED = re.compile(r"[ \t]*[:=]?[ \t]*\d")
 # A failure word's end: "failed", "failures", "panicked", "KeyError:"; not a count or field of none
-# ("errors: 0", JSON's "error":null, Gemini CLI's "Error: (none)") nor a name ("errors.py",
+# ("errors: 0", TAP's "# fail 0", JSON's "error":null, Gemini CLI's "Error: (none)") nor a name ("errors.py",
 # "errors/", "error-handler.test.ts", Rust's "error::tests", pytest's "TestErrors::test_x").
 _WORD_END = re.compile(
-    r"(?:ed|ked|ure|ing)?s?\b(?!\"? ?[:=] ?(?:0\b|null|none|false|\[\]|\"\"|\{\}|\(none\)))(?![./\-]\w|::)"
+    r"(?:ed|ked|ure|ing)?s?\b(?!\"? ?[:=] ?(?:0\b|null|none|false|\[\]|\"\"|\{\}|\(none\))| 0\b)(?![./\-]\w|::)"
 )
 
 
@@ -51,17 +51,26 @@ _JSON_VERDICT = (
     r"|(?:ok|success)\"\s*:\s*false\b|iserror\"\s*:\s*true\b|status\"\s*:\s*\"error\")"
 )
 # An HTTP client's failure, as a tool that returns the response's text or the exception's says
-# it: "HTTP/1.1 503", "HTTP Error 503", "Status code: 429", "404 Not Found", "Read timed out",
-# "Connection refused"; not "HTTP/1.1 200 OK".
+# it: a status line ("HTTP/1.1 503"), urllib's "HTTP Error 503: ...", requests' "503 Server
+# Error: ... for url", httpx's "Server error '503 ...'", aiohttp's "503, message=...", axios's
+# "Request failed with status code 500", a proxy's error page, "Status code: 429", "404 Not Found",
+# "Read timed out.", "Connection refused", "connect ECONNREFUSED". A status or verdict said
+# alone, its line ending or going on with a colon, a stop or "for url"; not one that is counted
+# or named ("HTTP 500 errors: 0", "401 Unauthorized attempts", "Connection refused: 0",
+# "Connection refused on port 8080", "Status: 404 of 1000 pages").
 _HTTP_REASONS = (
     "bad request|unauthori[sz]ed|forbidden|not found|method not allowed|request time-?out|conflict"
     "|gone|payload too large|unprocessable (?:entity|content)|too many requests|internal server error"
-    "|not implemented|bad gateway|service unavailable|gateway time-?out"
+    "|not implemented|bad gateway|service unavailable|gateway time-?out|(?:client|server) error"
 )
+_ALONE = r"(?!\s*[:=]\s*(?:0|none|null)\b)(?=\s*(?:$|[.:;,(\n]|for\b|after\b))"
 _HTTP_VERDICT = (
-    r"|(?:http(?:/[\d.]+)?|(?:http )?(?:error|status(?: code)?))\W{0,3}[45]\d\d\b"
-    rf"|[45]\d\d[ :-]+(?:{_HTTP_REASONS})\b"
-    r"|(?:(?:request|read|connect|connection|operation) )?timed out\b|connection (?:refused|reset|aborted)\b"
+    r"|http/\d(?:\.\d)? [45]\d\d\b|http error [45]\d\d\b|request failed with status code [45]\d\d\b"
+    rf"|(?:(?:http|response) )?status(?: code)?\W{{1,3}}[45]\d\d(?: (?:{_HTTP_REASONS}))?{_ALONE}"
+    rf"|[45]\d\d[ :-]+(?:{_HTTP_REASONS}){_ALONE}|(?:client|server) error '[45]\d\d\b|[45]\d\d, message="
+    r"|(?:<!doctype html>)?\s*<html(?: [^>]*)?>\s*<head>\s*<title>(?:error )?[45]\d\d\b"
+    rf"|(?:request|read|connect|connection|operation) timed out{_ALONE}|connection (?:refused|reset|aborted){_ALONE}"
+    r"|connect econnrefused\b|https?connectionpool\(host=|upstream connect error\b"
 )
 # A text that opens with a failure's verdict: "Error: ...", "KeyError: 'x'", "fatal: ...", "Failed
 # to ...", a traceback, "Exit code: 1", an HTTP failure or a JSON one (above); not a log line
@@ -163,13 +172,22 @@ def _failure_word(text: str, word: str) -> bool:
     return False
 
 
+def _titled(text: str, at: int, word: str) -> bool:
+    """Whether "errors" or "exceptions" at ``at`` titles a search hit or a heading, uncounted
+    ("2. Errors - docs/errors", "## Errors"; not "# Errors: 3", "# fail 1", "# Error")."""
+    end = at + len(word) + 1
+    if word not in _ENDINGS or text[end - 1 : end] != "s" or _COUNTED.match(text, end):
+        return False
+    return _TITLE.search(text, max(at - 8, 0), at) is not None
+
+
 def _quiet(text: str, at: int, word: str) -> bool:
     """Whether the word at ``at`` is part of a name ("test_errors", a path's "/errors", pytest's
-    "xfailed": an expected failure), a title ("2. Errors", "## Errors": a search hit, a page's
-    heading) or counted as none ("0 failed", "no errors")."""
+    "xfailed": an expected failure), a title (``_titled``) or counted as none ("0 failed", "no
+    errors")."""
     if at and (text[at - 1] in "_/" or (word not in _ENDINGS and text[at - 1].isalnum())):
         return True
-    if _TITLE.search(text, max(at - 8, 0), at):
+    if _titled(text, at, word):
         return True
     if text[max(at - 2, 0) : at] == "0 ":
         return at < 3 or not text[at - 3].isdigit()

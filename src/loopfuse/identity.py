@@ -116,15 +116,16 @@ _ITEM_NAME = re.compile(
 # A key naming a position in a list by an item's id ("after_id", "sinceId", "max_id"): a cursor;
 # a number that counts pages, lines or attempts ("page_number", "retryNumber"); a key that is a
 # secret or a one-time token ("api_key", "idempotency_key"); an id of the request, not of an item
-# ("client_request_id", "parentSpanId"), which may be fresh on every attempt.
+# ("client_request_id", "tool_call_id", "parentSpanId"), which may be fresh on every attempt; but
+# "pull_request_id" and "merge_request_id" name items, and "call_id" a call record.
 _POSITION = re.compile(
     r"(?:after|before|since|until|max|min|last|next|prev|previous)(?:_|[A-Z])"
     r"|(?:page|line|row|col|column|offset|start|end|step|attempt|retry|try|round|iteration|version)"
     r"(?:_n|N)umber$"
     r"|(?:api|sort|cache|secret|access|private|public|encryption|signing|idempotency|dedup|session)"
     r"(?:_k|K)ey$"
-    r"|(?:.*_)?(?:request|trace|span|correlation|call)_id$|(?:request|trace|span|correlation|call)Id$"
-    r"|.*[a-z0-9](?:Request|Trace|Span|Correlation|Call)Id$"
+    r"|(?:client_|x_)?request_id$|(?:tool|function)_call_id$|(?:parent_)?span_id$|(?:trace|correlation)_id$"
+    r"|(?:client|x)RequestId$|requestId$|(?:tool|function)CallId$|(?:parent)?[sS]panId$|(?:trace|correlation)Id$"
 )
 
 

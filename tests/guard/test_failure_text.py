@@ -29,6 +29,10 @@ FAILURES = [
     '{"data":null,"error":"rate limited"}',
     "x" * 5000 + "\n1 failed, 11 passed",  # the verdict at the end of a long output
     "collected 12 items\n2 errors during collection",  # a count, not a numbered title
+    "1..2\n# tests 2\n# pass 1\n# fail 1\n",  # TAP's summary (node --test, tape)
+    "# Error\nThe page could not be built.",
+    "Results:\n1. FAILED test_login\n2. FAILED test_logout",
+    "## Errors: 3",
     "Exit code: 1\n" + "x" * 5000,  # or at its start
 ]
 SUCCESSES = [
@@ -53,6 +57,8 @@ SUCCESSES = [
     "1. Rate limits - docs.acme.dev/api/rate-limits\n2. Errors - docs.acme.dev/api/errors",  # titles
     "# Errors\n\nEvery response carries a code.",
     "Results:\n 12. Errors and retries - docs/errors",
+    "Search results:\n1. Quickstart\n2. Errors\n3. Rate limits",
+    "1..2\n# tests 2\n# pass 2\n# fail 0\n",
 ]
 
 
@@ -148,8 +154,26 @@ OPENERS = [
     "Request timed out after 30s",
     "Read timed out. (read timeout=10)",
     "Connection refused",
+    "503 Server Error: Service Unavailable for url: https://api.example.com/v1/items",  # requests
+    "404 Client Error: Not Found for url: https://api.example.com/v1/items/3",
+    "Server error '503 Service Unavailable' for url 'https://api.example.com/v1'",  # httpx
+    "503, message='Service Unavailable', url='https://api.example.com'",  # aiohttp
+    "Request failed with status code 500",  # axios
+    "HTTPSConnectionPool(host='api.example.com', port=443): Read timed out. (read timeout=5)",
+    "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>",  # a proxy's error page
+    "connect ECONNREFUSED 127.0.0.1:8080",
+    "Response status: 503 Service Unavailable",
 ]
 NOT_OPENERS = [
+    "HTTP 500 errors: 0 in the last 5 minutes",  # statuses counted or named, not said
+    "Status: 404 of 1000 pages crawled",
+    "401 Unauthorized attempts blocked today: 12",
+    "429 Too Many Requests - MDN Web Docs",
+    "Connection refused on port 8080 (port closed, as expected)",
+    "Connection refused: 0",
+    "Timed out waiting for new messages (30s); queue empty",
+    "http://404.example.com/ is reachable",
+    "  450: gone = True",
     "HTTP/1.1 200 OK\nContent-Type: text/html",
     "Status code: 200",
     "404 results found for 'retry'",

@@ -44,6 +44,8 @@ WORK = [
     ("move_email", lambda n: {"uid": 4000 + n, "folder": "Archive"}, "Moved."),
     ("delete_object", lambda n: {"Bucket": "logs", "Key": f"2026/11/{n:02d}.gz"}, "Deleted."),
     ("execute_cell", lambda n: {"cell_index": n}, "[]"),  # a notebook run top to bottom
+    ("approve_pull_request", lambda n: {"pullRequestId": 700 + n}, "Approved."),
+    ("merge", lambda n: {"project": "web", "merge_request_id": 40 + n}, "Merged."),
 ]
 
 
@@ -62,7 +64,7 @@ LOOPS = [
     ("search", lambda n: {"query": "retry", "trace_id": uuid(n)}, "No results."),
     ("search", lambda n: {"query": "retry", "request_id": uuid(n)}, "No results."),
     ("search", lambda n: {"query": "retry", "client_request_id": uuid(n)}, "No results."),
-    ("search", lambda n: {"query": "retry", "parentCallId": uuid(n)}, "No results."),
+    ("search", lambda n: {"query": "retry", "toolCallId": uuid(n)}, "No results."),
     ("read_pdf", lambda n: {"path": "a.pdf", "page_number": 100 + n}, "(blank page)"),
     ("deploy", lambda n: {"service": "api", "retry_number": 100 + n}, "Queued behind 3 deploys."),
     ("charge", lambda n: {"amount": 5, "idempotency_key": uuid(n)}, "Declined."),
@@ -116,8 +118,15 @@ def test_calls_that_differ_in_a_position_or_a_bookkeeping_id_are_still_near_dupl
         ("client_request_id", False),
         ("tool_call_id", False),
         ("xRequestId", False),
-        ("callId", False),
+        ("clientRequestId", False),
+        ("parentSpanId", False),
+        ("callId", True),  # a telephony or CRM call record
+        ("call_id", True),
         ("recall_id", True),
+        ("pull_request_id", True),
+        ("pullRequestId", True),
+        ("merge_request_id", True),
+        ("service_request_id", True),
     ],
 )
 def test_which_keys_name_an_item(key: str, item: bool) -> None:

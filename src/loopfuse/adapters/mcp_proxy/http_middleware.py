@@ -6,7 +6,7 @@ authenticated 2026-07-28 client). A 2026-07-28 client over HTTP without authenti
 has no session: its agent is the client, its host and its ``User-Agent`` header,
 ``mcp:client:<host>:<digest>``. Not its connection: a client idle for 5 s (a model's turn)
 comes back on a new one. Over stdio without a session the process serves one client:
-``mcp:process``.
+``mcp:process:<the process's random number>`` (``process_scope``).
 """
 
 from __future__ import annotations
