@@ -229,6 +229,38 @@ async def test_a_thread_stopped_by_a_raise_starts_its_next_question_afresh(mode:
     assert answer["messages"][-1].content == "answered"
 
 
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_hand_built_graphs_thread_is_counted_afresh_when_the_host_forgets_it(mode: str) -> None:
+    """A status bot making the same search at each question of one thread: counted together,
+    its 4th question's search is refused; forgotten before each question, none is."""
+    counter, guard = Counter(), Guard.from_config(LIMITS)
+    model = ScriptedChatModel(
+        script=lambda n, m: (
+            calls(("search", {"q": SECRET})) if isinstance(m[-1], HumanMessage) else AIMessage("ok")
+        )
+    )
+    middleware = LoopfuseMiddleware(guard)
+    node = ToolNode(
+        [counter.tool()], wrap_tool_call=middleware.wrap_tool_call, awrap_tool_call=middleware.awrap_tool_call
+    )
+    graph = tool_node_graph(model, node, InMemorySaver())
+    config: RunnableConfig = {**CONFIG, "configurable": {"thread_id": "status"}}
+    for forget in (False, True):
+        counter.runs = 0
+        for question in range(6):
+            given: Any = {"messages": [HumanMessage(f"is checkout up? ({question})")]}
+            if mode == "sync":
+                if forget:
+                    middleware.forget_thread("status")
+                graph.invoke(given, config)
+            else:
+                if forget:
+                    await middleware.aforget_thread("status")
+                await graph.ainvoke(given, config)
+        assert counter.runs == (6 if forget else 3)
+        guard.forget("thread:status")
+
+
 async def test_langgraph_tool_node_async_wrapper() -> None:
     counter = Counter()
     model = ScriptedChatModel(script=forever("search", {"q": SECRET}))

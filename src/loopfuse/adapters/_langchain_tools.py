@@ -138,6 +138,15 @@ class LoopfuseMiddleware(AgentMiddleware):
         await self.guard.arecord_result(tool, args, _content(answer), agent, ok=_ok(answer))
         return _warned(result, decision, request)
 
+    def forget_thread(self, thread_id: Any) -> None:
+        """Count a hand-built graph's thread afresh from its next call: its ``ToolNode`` counts
+        the thread's invocations together, and only the host knows that a new question starts."""
+        self.guard.forget(f"thread:{thread_id}")
+
+    async def aforget_thread(self, thread_id: Any) -> None:
+        """``forget_thread`` from async code."""
+        await self.guard.aforget(f"thread:{thread_id}")
+
     def before_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         return {"loopfuse_run": f"{process_number():016x}-{next(_RUNS)}"}  # this run's own name (scope_of)
 
