@@ -20,13 +20,14 @@ __all__ = ["config_path", "has_loopfuse_table", "load_config_file"]
 
 def config_path(path: Any) -> Path:
     """``path`` as a ``Path``; a ``ConfigError`` for what is not a file's path (None, bytes, "")."""
-    if not isinstance(path, str | os.PathLike) or not isinstance(os.fspath(path), str):
+    text = os.fspath(path) if isinstance(path, str | os.PathLike) else None
+    if not isinstance(text, str):
         raise ConfigError(
             f"configuration file = {type(path).__name__} is not allowed: expected a file's path (a str or a Path)"
         )
-    if not os.fspath(path).strip():  # Path("") is the current folder
-        raise ConfigError(f"configuration file {os.fspath(path)!r} is not allowed: expected a file's path")
-    return Path(path)
+    if not text.strip():  # Path("") is the current folder
+        raise ConfigError(f"configuration file {text!r} is not allowed: expected a file's path")
+    return Path(text)
 
 
 def load_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -28,7 +28,7 @@ _HELD: ContextVar[list[tuple[GuardEvents, str, tuple[Any, ...]]] | None] = Conte
 )
 
 
-_HOOKS = ("on_check", "on_deny", "on_escalate", "on_fail_open", "on_unjudged_check")
+_HOOKS = tuple(name for name in vars(GuardListener) if name.startswith("on_"))
 
 
 def checked_listeners(listeners: Any) -> list[GuardListener]:
