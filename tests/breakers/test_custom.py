@@ -95,6 +95,38 @@ def test_a_library_breaker_of_a_kind_the_guard_has_is_refused() -> None:
     assert [guard.check("t", {}, "a").allowed for _ in range(5)] == [True] * 4 + [False]
 
 
+@pytest.mark.parametrize(
+    ("make", "shown", "allowed"),
+    [
+        (lambda b: b.CallCap(-1), r"CallCap.limit = -1", r"an integer >= 0"),
+        (lambda b: b.CallCap("300"), r"CallCap.limit = '300'", r"an integer >= 0"),
+        (lambda b: b.CycleBreaker(4, 1), r"CycleBreaker.min_repeats = 1", r"an integer >= 2"),
+        (
+            lambda b: b.NearDuplicateBreaker(3, 0),
+            r"NearDuplicateBreaker.window = 0",
+            r"an integer from 1 to 10000",
+        ),
+        (lambda b: b.RepeatBreaker(4, result_aware=1), r"RepeatBreaker.result_aware = 1", r"True or False"),
+    ],
+)
+def test_a_library_breaker_built_with_a_value_its_section_refuses_is_refused(
+    make: Any, shown: str, allowed: str
+) -> None:
+    from loopfuse import breakers
+
+    off = {"circuit_breaker": {"cap_enabled": False}, "cycle": {"enabled": False}}
+    off |= {"near_duplicate": {"enabled": False}}
+    with pytest.raises(ConfigError, match=rf"breakers\[0\]: {shown} is not allowed: expected {allowed}"):
+        Guard.from_config(off, breakers=[make(breakers)])
+
+
+def test_a_library_cap_built_by_hand_counts_as_configured() -> None:
+    from loopfuse.breakers import CallCap
+
+    guard = Guard.from_config({"circuit_breaker": {"cap_enabled": False}}, breakers=[CallCap(3)])
+    assert [guard.check("t", {"n": n}, "a").allowed for n in range(4)] == [True] * 3 + [False]
+
+
 def test_a_class_passed_for_a_breaker_is_named_in_the_error() -> None:
     with pytest.raises(ConfigError, match=r"breakers\[0\]: Budget is not allowed: .* a class"):
         Guard(breakers=[Budget])  # type: ignore[list-item]
