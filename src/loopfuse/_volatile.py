@@ -1,9 +1,9 @@
 """Masking volatile values: what changes between two calls that mean the same thing.
 
 Used for the near-duplicate identity of a call (numbers, ids, timestamps, temporary files'
-names, cursors in its arguments) and for result digests (ids, timestamps, temporary files' names
-and durations only: a changed number in a result, "3 failed" then "2 failed", is progress;
-"in 0.42s" then "in 0.45s" is not).
+names, cursors in its arguments) and for result digests (ids, timestamps, temporary files' names,
+a browser snapshot's element refs and durations only: a changed number in a result, "3 failed"
+then "2 failed", is progress; "in 0.42s" then "in 0.45s" is not).
 """
 
 from __future__ import annotations
@@ -202,7 +202,7 @@ def result_digest(result: Any, masks: frozenset[str] = frozenset(RESULT_MASKS)) 
     """The digest of a tool's result with ``masks`` masked (by default ids, timestamps and
     durations, these in its last 512 characters); the result itself is not
     kept. Raises on a result that cannot be serialized."""
-    text = _masked_result(result_text(result), masks - _DURATIONS)
+    text = _masked_result(_refs_masked(result_text(result)), masks - _DURATIONS)
     return int_digest(_durations_masked(text) if "durations" in masks else text)
 
 
@@ -214,7 +214,7 @@ def result_digests(result: Any, error: bool) -> tuple[int, int]:
 
 def text_digests(text: str, error: bool) -> tuple[int, int]:
     """``result_digests`` of a result already written as text (``result_text``)."""
-    text = _durations_masked(_masked_result(text, _RESULT_MASKS))
+    text = _durations_masked(_masked_result(_refs_masked(text), _RESULT_MASKS))
     if not error:
         return int_digest(text), 0
     return int_digest(text), _error_digest(text)
@@ -291,6 +291,17 @@ def _durations_masked(text: str) -> str:
         return text
     masked = _DURATION_PATTERN.sub("#", tail)
     return masked if tail is text else text[: -len(tail)] + masked
+
+
+# A browser snapshot's element handles, as Playwright's MCP server writes them ("[ref=e12]", and
+# "[ref=s3e12]" in older versions): a new snapshot of the same page may number them anew.
+_ELEMENT_REF = re.compile(r"\[ref=[A-Za-z]*\d+(?:[A-Za-z]+\d+)*\]")
+
+
+def _refs_masked(text: str) -> str:
+    """``text`` with every element ref masked, through the whole text (a snapshot holds them
+    everywhere); text without one costs a single search."""
+    return _ELEMENT_REF.sub("[ref=#]", text) if "[ref=" in text else text
 
 
 def result_text(result: Any) -> str:

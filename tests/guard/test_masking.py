@@ -116,6 +116,19 @@ def test_a_result_keeps_its_counts_and_loses_how_long_it_took() -> None:
     assert mask_text("3 steps, 4 secrets, 5 samples", RESULT_MASKS) == "3 steps, 4 secrets, 5 samples"
 
 
+def test_a_snapshots_element_refs_are_masked_and_its_text_kept() -> None:
+    """Playwright's MCP server numbers the refs of a new snapshot of the same page anew."""
+    first = '- button "Next" [ref=e12]\n- link "Page 2" [ref=s3e14]'
+    again = '- button "Next" [ref=e52]\n- link "Page 2" [ref=s4e54]'
+    assert result_digests(first, False) == result_digests(again, False)
+    assert result_digests(first, False) != result_digests(again.replace("Page 2", "Page 3"), False)
+    long_page = "- text: x\n" * 1_000  # the refs in the middle of a long snapshot too
+    assert result_digests(long_page + first + long_page, True) == result_digests(
+        long_page + again + long_page, True
+    )
+    assert result_digests("[ref=e12] [refs=e12]", False) != result_digests("[ref=e12] [refs=e13]", False)
+
+
 def test_a_duration_under_a_key_naming_it_is_masked() -> None:
     """Codex's shell answers with the command's duration in JSON: a re-run of the same failing
     test read as a new result each time."""
