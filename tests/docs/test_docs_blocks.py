@@ -1,6 +1,7 @@
 """Every code block of README.md and docs/*.md runs, parses or is honestly marked as not runnable.
 
-- ```python blocks run in a fresh subprocess (top-level ``await`` allowed), cwd a temporary
+- ```python blocks run as scripts in a fresh subprocess (a top-level ``await`` is a
+  ``SyntaxError``, as when a reader saves the block to a file), cwd a temporary
   directory holding a copy of ``examples/``, with a timeout. A block followed by a ```text block
   introduced by a line that says "prints" and ends in ":" must print that text (``...`` matches
   anything).
@@ -35,13 +36,9 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 TIMEOUT = 180
 FOREIGN_TOML = {"mcp_servers"}  # Codex's config.toml, shown in docs/mcp.md
 RUNNER = """
-import ast, asyncio, sys
+import sys
 source = open(sys.argv[1]).read()
-code = compile(source, sys.argv[1], "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-namespace = {"__name__": "__main__"}
-result = eval(code, namespace)
-if asyncio.iscoroutine(result):
-    asyncio.run(result)
+exec(compile(source, sys.argv[1], "exec"), {"__name__": "__main__"})
 """
 
 
