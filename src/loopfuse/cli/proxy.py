@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--config", help="guard configuration (TOML or YAML); default: discovered")
+    parser.add_argument("--config", help="guard configuration (TOML, JSON or YAML); default: discovered")
     parser.add_argument("--incident-log", metavar="PATH", help="incident log (overrides the configuration)")
     parser.add_argument(
         "--max-calls",

@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "paths", nargs="+", metavar="PATH", help="recorded sessions (files or folders, any format)"
     )
-    parser.add_argument("--config", help="guard configuration (TOML or YAML); default: discovered")
+    parser.add_argument("--config", help="guard configuration (TOML, JSON or YAML); default: discovered")
     parser.set_defaults(run=run)
 
 
