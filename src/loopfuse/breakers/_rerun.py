@@ -34,6 +34,7 @@ __all__ = [
     "runs_a_command",
     "settle",
     "writes_files",
+    "writes_rows",
 ]
 
 # Edit tools of well-known agents and MCP servers: Claude Code, the MCP filesystem server,
@@ -82,6 +83,18 @@ _SHELL_WRITE = re.compile(
     r"|(?:^|[\s;&|(\"])(?:mv|cp|rm|touch|mkdir|ln|truncate)\s"
     r"|\b(?:pip3?|uv pip|npm|pnpm|yarn|poetry|cargo|go)\s+(?:install|add|get|remove|uninstall)\b"
 )
+# A SQL statement that changes a database, opening the value of a key that takes one (written
+# in canonical JSON, where a newline is \n): rows written (UPDATE needs its SET, INSERT its INTO,
+# DELETE its FROM) or the schema changed.
+_SQL_SPACE = r"(?:\s|\\[nrt])+"
+_SQL_WRITE = re.compile(
+    r'"(?:sql|sql_?query|query|statement|stmt)":"(?:\s|\\[nrt])*(?i:'
+    rf"update{_SQL_SPACE}[\w.\[\]`\\\"]+(?:{_SQL_SPACE}(?:as{_SQL_SPACE})?\w+)?{_SQL_SPACE}set\b"
+    rf"|(?:insert|replace|upsert)(?:{_SQL_SPACE}or{_SQL_SPACE}\w+)?{_SQL_SPACE}into\b"
+    rf"|delete{_SQL_SPACE}from\b|merge{_SQL_SPACE}into\b|truncate{_SQL_SPACE}table\b"
+    rf"|(?:create|alter|drop)(?:{_SQL_SPACE}or{_SQL_SPACE}replace)?(?:{_SQL_SPACE}(?:unique|temp|temporary|materialized))*"
+    rf"{_SQL_SPACE}(?:table|index|view|schema|sequence|trigger|function|type)\b)"
+)
 # Every match of _SHELL_WRITE holds one of these: most calls' text has none, and this search
 # costs a tenth of the pattern's.
 _WRITE_WORDS = re.compile(r">|sed|perl|tee|patch|git|mv|cp|rm|touch|mkdir|ln|truncate|install|add|get|remove")
@@ -94,7 +107,7 @@ def is_edit(call: CallKey, edit_tools: frozenset[str]) -> bool:
     """Whether ``call``'s tool is one of ``edit_tools``, also as an MCP server's tool is named by
     its host (``mcp__filesystem__write_file`` in Claude Code), or, while there are edit tools,
     it runs a shell command (``command``, ``cmd`` or ``script``) that changes files
-    (``writes_files``)."""
+    (``writes_files``) or a SQL statement that changes a database (``writes_rows``)."""
     if _named(call.tool, edit_tools):
         return True
     if not edit_tools:
@@ -104,7 +117,8 @@ def is_edit(call: CallKey, edit_tools: frozenset[str]) -> bool:
         if len(_WRITES) >= _WRITES_KEPT:
             _WRITES.clear()
         text = call.text
-        writes = _WRITES[call.key] = runs_a_command(text) and writes_files(text)
+        writes = (runs_a_command(text) and writes_files(text)) or writes_rows(text)
+        _WRITES[call.key] = writes
     return writes
 
 
@@ -146,6 +160,15 @@ def writes_files(text: str) -> bool:
     if _WRITE_WORDS.search(text, 0, _SHELL_TEXT) is None:
         return False
     return _SHELL_WRITE.search(text, 0, _SHELL_TEXT) is not None
+
+
+def writes_rows(text: str) -> bool:
+    """Whether a call's canonical JSON holds a SQL statement that changes a database (an
+    ``UPDATE ... SET``, ``INSERT INTO``, ``DELETE FROM``, ``CREATE INDEX``...) under a key that
+    takes one (``sql``, ``query``, ``statement``): a web search for "update python" is none."""
+    if '"sql' not in text and '"query' not in text and '"statement"' not in text and '"stmt"' not in text:
+        return False
+    return _SQL_WRITE.search(text, 0, _SHELL_TEXT) is not None
 
 
 def rerun_key(pair: int) -> int:
