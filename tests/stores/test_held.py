@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from loopfuse.stores.redis_held import Held, HeldResults
+from loopfuse.stores.redis_held import OVERALL, Held, HeldResults
 
 
 def _held(arg: bytes) -> Held:
@@ -96,3 +96,19 @@ def _with_a_flight_that_never_lands() -> HeldResults:
     threading.Thread(target=never_lands, daemon=True).start()
     assert started.wait(5)
     return results
+
+
+def test_a_result_beyond_the_bound_sends_two_agents_not_the_whole_backlog() -> None:
+    """The flusher thread stuck on a slow Redis: the result that goes past ``4 * OVERALL`` had
+    its caller send every agent's results, one round trip after another (12 s through a proxy
+    adding 2 ms). Now its own agent's and the oldest agent's go, so what is held stays bounded."""
+    stuck = threading.Event()
+    results = HeldResults(60.0, lambda agent: stuck.wait(10))
+    try:
+        urgent = [results.add(f"agent-{i}", _held(b"1")) for i in range(4 * OVERALL + 1)]
+        assert all(u == [] for u in urgent[:-1])
+        assert urgent[-1] == [f"agent-{4 * OVERALL}", "agent-0"]
+        assert results.add("agent-0", _held(b"2")) == ["agent-0"]  # its own, also the oldest
+    finally:
+        stuck.set()
+        results.close()

@@ -3,8 +3,10 @@
 A reported result waits for the agent's next check and travels with it. It goes on its own,
 in one round trip per agent, when no check came for ``delay`` seconds (one daemon thread per
 store sends it), when the agent holds more than ``PER_AGENT`` results (at once, by the caller),
-when all agents hold more than ``OVERALL`` (by the thread; by the caller beyond ``4 * OVERALL``),
-at ``flush``/``close``, and at interpreter exit.
+when all agents hold more than ``OVERALL`` (by the thread; beyond ``4 * OVERALL``, when the
+thread falls behind, the caller also sends its agent's and the oldest agent's: two round trips
+at most, so a result never waits on the whole backlog), at ``flush``/``close``, and at
+interpreter exit.
 
 While a round trip carries an agent's results, the agent's next round trips wait for it (the
 agent's "flight"), so that Redis applies results in the order they were reported and a check
@@ -80,14 +82,15 @@ class HeldResults:
 
     def add(self, agent_id: str, held: Held) -> list[str]:
         """Hold ``held``; the agents whose results the caller must send now: this one when it
-        holds more than ``PER_AGENT`` (or the delay is 0), every agent when all hold more than
-        ``4 * OVERALL`` (beyond ``OVERALL`` the thread sends them all)."""
+        holds more than ``PER_AGENT`` (or the delay is 0), this one and the oldest when all hold
+        more than ``4 * OVERALL`` (beyond ``OVERALL`` the thread sends them all): each such
+        result takes two agents' off, so what is held stays bounded."""
         with self._lock:
             entry = self._entry(agent_id)
             entry[1].append(held)
             self._count += 1
             if self._count > 4 * OVERALL:
-                return list(self._held)
+                return list(dict.fromkeys((agent_id, next(iter(self._held)))))
             if self._count > OVERALL and not self._hurry:
                 self._hurry = True
                 self._wake(at_once=True)
