@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -120,3 +122,52 @@ def test_shadow_mode_denies_nothing_when_the_store_fails(own_redis: RedisServer)
     own_redis.stop()
     decision = guard.check("read", SECRET, "a")
     assert (decision.allowed, decision.kind, decision.shadow) == (True, "store", True)
+
+
+def _crowded_guard(server: RedisServer) -> Guard:
+    """A guard whose callers queue for its 2 connections (timeouts 0.2 s, the queue 3 s)."""
+    store = {"url": server.url, "prefix": unique_prefix(), "timeout": 0.2, "pool_timeout": 3.0}
+    return Guard.from_config({**LIMIT_2, "store": {**store, "max_connections": 2}})
+
+
+def _timed(check: Any) -> float:
+    started = time.monotonic()
+    check()
+    return time.monotonic() - started
+
+
+def test_callers_queued_for_a_connection_go_without_a_round_trip_once_redis_is_found_down(
+    own_redis: RedisServer,
+) -> None:
+    """Each caller that got a connection after the first two timed out went to the network
+    anyway: 8 callers on 2 connections waited up to 4 timeouts (0.8 s) for one check."""
+    guard = _crowded_guard(own_redis)
+    assert allowed(guard, 1) == [True]
+    own_redis.pause()
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            took = list(pool.map(lambda n: _timed(lambda: guard.check("read", {"n": n}, f"a{n}")), range(8)))
+    finally:
+        own_redis.resume()
+    assert max(took) < 0.45, took
+    assert guard.stats()["fail_open"] == {"store": 8}
+
+
+async def test_async_callers_queued_for_a_connection_go_without_a_round_trip_too(
+    own_redis: RedisServer,
+) -> None:
+    guard = _crowded_guard(own_redis)
+    assert (await guard.acheck("read", SECRET, "a")).allowed
+    own_redis.pause()
+
+    async def timed(n: int) -> float:
+        started = time.monotonic()
+        await guard.acheck("read", {"n": n}, f"a{n}")
+        return time.monotonic() - started
+
+    try:
+        took = await asyncio.gather(*(timed(n) for n in range(8)))
+    finally:
+        own_redis.resume()
+    assert max(took) < 0.45, took
+    await guard.aclose()

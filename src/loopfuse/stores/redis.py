@@ -107,7 +107,9 @@ class RedisStore:
         self._flush = Script(scripts.flush, library, scripts.functions[1])
         self._invalid = Script(INVALID_SCRIPT)
         self._io = (
-            open_io(self._url(), self._pool_defaults()) if self._client is None else io_for(self._client)
+            open_io(self._url(), self._pool_defaults(), self._ensure_up)
+            if self._client is None
+            else io_for(self._client)
         )
         self._held = HeldResults(spec.result_flush_delay, self._flush_agent, spec.on_result_lost)
         self._async: dict[asyncio.AbstractEventLoop, AsyncWireIO] = {}
@@ -265,7 +267,9 @@ class RedisStore:
             for other in list(self._async):  # a copy: other threads may run loops of their own
                 if other.is_closed():
                     self._async.pop(other, None)
-            io = self._async.setdefault(loop, await open_async_io(self._url(), self._pool_defaults()))
+            io = self._async.setdefault(
+                loop, await open_async_io(self._url(), self._pool_defaults(), self._ensure_up)
+            )
         return io
 
     def _keys(self, agent: Any) -> list[str]:

@@ -173,21 +173,24 @@ def async_io_for(client: Any) -> AsyncWireIO | AsyncClientIO:
     return AsyncClientIO(client)
 
 
-def open_io(url: str, defaults: dict[str, Any]) -> WireIO:
+def open_io(url: str, defaults: dict[str, Any], ready: Callable[[], None] = lambda: None) -> WireIO:
     """The store's own pool to ``url``: ``defaults`` (``[store]``) overridden by the URL's
-    query (``redis_pool.pool_options``); one immediate retry on a dropped connection."""
+    query (``redis_pool.pool_options``); one immediate retry on a dropped connection; ``ready``
+    asked after a wait for a connection (``Pool``)."""
     base, size, timeout = _base_pool(redis.ConnectionPool, url, defaults)
     base.connection_kwargs["retry"] = Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,))
-    pool = Pool(lambda: base.connection_class(**base.connection_kwargs), size, timeout)
+    pool = Pool(lambda: base.connection_class(**base.connection_kwargs), size, timeout, ready)
     return WireIO(pool, base.get_encoder().encode, own=True)
 
 
-async def open_async_io(url: str, defaults: dict[str, Any]) -> AsyncWireIO:
+async def open_async_io(
+    url: str, defaults: dict[str, Any], ready: Callable[[], None] = lambda: None
+) -> AsyncWireIO:
     """``open_io`` for the running event loop; its connections close when the loop shuts
     down its async generators (``asyncio.run`` does) or at ``aclose``."""
     base, size, timeout = _base_pool(aredis.ConnectionPool, url, defaults)
     base.connection_kwargs["retry"] = AsyncRetry(NoBackoff(), 1, supported_errors=(RedisConnectionError,))
-    pool = AsyncPool(lambda: base.connection_class(**base.connection_kwargs), size, timeout)
+    pool = AsyncPool(lambda: base.connection_class(**base.connection_kwargs), size, timeout, ready)
     await pool.watch_loop()
     return AsyncWireIO(pool, base.get_encoder().encode, own=True)
 

@@ -274,10 +274,13 @@ async def _aload(conn: Any, script: Script) -> None:
 class Pool:
     """The store's connections: at most ``size``, the most recently used first; a caller
     waits up to ``timeout`` seconds for a free one. ``make`` opens a connection (unconnected:
-    it connects on first use)."""
+    it connects on first use). ``ready``, asked after such a wait, raises when the store found
+    Redis down meanwhile: the waiter goes without a round trip (of ``timeout`` more)."""
 
-    def __init__(self, make: Callable[[], Any], size: int, timeout: float) -> None:
-        self._make, self._size, self._timeout = make, size, timeout
+    def __init__(
+        self, make: Callable[[], Any], size: int, timeout: float, ready: Callable[[], None] = lambda: None
+    ) -> None:
+        self._make, self._size, self._timeout, self._ready = make, size, timeout, ready
         self._reset()
         _LIVE.add(self)
 
@@ -295,6 +298,7 @@ class Pool:
                 raise RedisConnectionError("the store is closed")
             if not self._idle and self._count >= self._size:
                 self._wait()
+                self._still_up()
             if self._idle:
                 return self._idle.pop()
             self._count += 1
@@ -312,6 +316,15 @@ class Pool:
                 self._free.wait(left)
             finally:
                 self._waiting -= 1
+
+    def _still_up(self) -> None:
+        """After a wait (under the lock): ``ready``, its refusal passing the free connection on."""
+        try:
+            self._ready()
+        except BaseException:
+            if self._waiting:
+                self._free.notify()
+            raise
 
     def release(self, conn: Any) -> None:
         with self._lock:
@@ -337,8 +350,10 @@ class AsyncPool:
     connections close when the loop's async generators are shut down (``asyncio.run`` does it
     on its way out), or at ``aclose``."""
 
-    def __init__(self, make: Callable[[], Any], size: int, timeout: float) -> None:
-        self._make, self._size, self._timeout = make, size, timeout
+    def __init__(
+        self, make: Callable[[], Any], size: int, timeout: float, ready: Callable[[], None] = lambda: None
+    ) -> None:
+        self._make, self._size, self._timeout, self._ready = make, size, timeout, ready
         self._idle: list[Any] = []
         self._count = 0
         self._free = asyncio.Condition()
@@ -362,6 +377,8 @@ class AsyncPool:
         while not self._idle and self._count >= self._size:  # again after each wait: a wait
             deadline = deadline or loop.time() + self._timeout  # cancelled late may return early
             await self._wait(deadline - loop.time())
+        if deadline:
+            await self._still_up()
         if self._idle:
             return self._idle.pop()
         self._count += 1
@@ -379,6 +396,16 @@ class AsyncPool:
             raise RedisConnectionError("No connection available.") from None
         finally:
             self._waiting -= 1
+
+    async def _still_up(self) -> None:
+        """``Pool._still_up`` for the loop."""
+        try:
+            self._ready()
+        except BaseException:
+            if self._waiting:
+                async with self._free:
+                    self._free.notify()
+            raise
 
     def _available(self) -> bool:
         return bool(self._idle) or self._count < self._size
