@@ -1,7 +1,9 @@
 """Exceptions raised by loopfuse on purpose.
 
 Every other failure inside the guard fails open: the call is allowed and the
-event is counted in ``Guard.stats()``. The hierarchy::
+event is counted in ``Guard.stats()``. An exception that is not an ``Exception``
+(``KeyboardInterrupt``, ``SystemExit``, a host's own ``BaseException``) raised by the
+caller's objects leaves as it came, before the call is counted. The hierarchy::
 
     LoopfuseError
     ├── ConfigError        bad configuration, found at construction (also a ValueError)
