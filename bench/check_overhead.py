@@ -115,10 +115,20 @@ def prose(i: int, size: int) -> str:
     return (f"result {word(i)}: " + sentence * (size // len(sentence) + 1))[:size]
 
 
+def test_run(i: int, size: int) -> str:
+    """A test runner's report past ASCII, as jest and vitest print it: a check mark, a count
+    and how long each test took."""
+    lines = [f"PASS src/{word(i)}.test.ts"]
+    for k in range(1, size // 36 + 2):
+        lines.append(f"  \u2713 case {k} returns {k * 3} ({k % 9 + 1} ms)")
+    return "\n".join(lines)[:size]
+
+
 RESULT_SHAPES: dict[str, tuple[Callable[[int, int], str], bool | None]] = {
     "file window": (listing, True),
     "file window, failed": (listing, False),
     "prose": (prose, None),
+    "tests, past ASCII": (test_run, True),
 }
 
 
