@@ -53,6 +53,48 @@ def test_gemini_session_and_checkpoint(fixtures: Path) -> None:
     assert [(c.tool, c.ok) for c in checkpoint] == [("list_directory", None), ("read_file", False)]
 
 
+def test_gemini_recordings_as_json_lines_keep_the_latest_copy_of_each_message(fixtures: Path) -> None:
+    """Since March 2026 a recording is appended to, each message written again as it changes;
+    read as one document, every such file was skipped as malformed JSON."""
+    root = fixtures / "gemini/tmp/5eb97eaf/chats"
+    session = calls_of(root / "session-2026-10-07T10-00-3f0c2a1e.jsonl")
+    assert [(c.tool, c.ok) for c in session] == [
+        ("run_shell_command", False),
+        ("read_file", True),
+        ("read_file", True),
+    ]
+    assert session[0].result == "1 failed, 3 passed"  # the copy written once the call failed
+    assert session[1].args == {"absolute_path": "/home/dev/proj/app.py"}  # rewound, but made
+    assert {c.run for c in session} == {"3f0c2a1e-9b7d-4c55-8e21-6a4d2b9c0f11"}
+    assert sniff(root / "session-2026-10-07T10-00-3f0c2a1e.jsonl") == "gemini"
+    sub_agent = calls_of(root / "3f0c2a1e-9b7d-4c55-8e21-6a4d2b9c0f11/k3x9q1.jsonl")
+    assert [(c.run, c.tool, c.result) for c in sub_agent] == [("k3x9q1", "google_web_search", "3 results")]
+
+
+def test_codex_unified_exec_envelopes_and_hosted_web_searches(fixtures: Path) -> None:
+    """The envelope's random chunk id made every run's result new, its exit code was not read,
+    and a web search (no id, no output) was dropped."""
+    rollout = calls_of(next((fixtures / "codex/sessions/2026/10/06").iterdir()))
+    assert [c.tool for c in rollout] == ["exec_command", "web_search", "exec_command", "exec_command"]
+    assert [(c.result, c.ok) for c in rollout] == [
+        ("1 failed, 3 passed", False),
+        (None, None),
+        ("   Compiling app v0.1.0", None),  # still running: no exit code yet
+        ("4 passed", True),
+    ]
+    assert rollout[1].args == {"type": "search", "query": "pytest add returns wrong sign"}
+
+
+def test_a_claude_code_session_opening_with_hook_records_is_read(fixtures: Path) -> None:
+    """CLI 2.1 may open a session with its permission mode and a record per SessionStart hook:
+    with five such lines first, the session was skipped as JSON of another shape."""
+    path = fixtures / "claude_code_2_1/77777777-1111-4000-8000-000000000007.jsonl"
+    assert sniff(path) == "claude-code"
+    assert [(c.tool, c.ok, c.result) for c in calls_of(path)] == [
+        ("Bash", False, "Tests: 1 failed, 9 passed")
+    ]
+
+
 def test_openai_and_anthropic_messages(fixtures: Path) -> None:
     weather = calls_of(fixtures / "chat/openai-weather.json")
     assert [(c.tool, c.args) for c in weather] == [
@@ -137,7 +179,7 @@ def test_a_folder_mixing_every_format(fixtures: Path) -> None:
     } <= formats
     assert {"openhands-json", "openhands-jsonl", "openhands-events", "normalized"} <= formats
     assert tally.unknown_files == 1  # the README
-    assert sum(1 for _ in read_path(fixtures)) == 53
+    assert sum(1 for _ in read_path(fixtures)) == 62
 
 
 def test_truncated_jsonl_keeps_the_complete_lines(fixtures: Path, tmp_path: Path) -> None:

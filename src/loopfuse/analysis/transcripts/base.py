@@ -209,6 +209,13 @@ class CallQueue:
             yield self._pop_first()
         yield from self._release()
 
+    def add_done(self, agent: str, tool: str, args: Any, time: float | None) -> Iterator[ToolCall]:
+        """Adds a call recorded with no result of its own (a hosted tool's): released in order."""
+        self._anonymous += 1
+        key = f"\0{self._anonymous}"
+        yield from self.add(key, agent, tool, args, time)
+        yield from self.resolve(key, None, None)
+
     def resolve(self, key: Any, result: Any, ok: bool | None) -> Iterator[ToolCall]:
         call = self._open.get(key) if isinstance(key, str) else None
         if call is None:

@@ -20,7 +20,14 @@ from .model import ToolCall
 
 __all__ = ["looks_claude_code", "read_claude_code"]
 
-_TYPES = frozenset({"user", "assistant", "summary", "system", "file-history-snapshot", "queue-operation"})
+# Record types a session may open with: since CLI 2.1 a permission mode, each SessionStart
+# hook's output (``attachment``), hook progress, the last prompt and the session's title.
+_TYPES = frozenset(
+    {
+        "user", "assistant", "summary", "system", "file-history-snapshot", "queue-operation",
+        "permission-mode", "attachment", "progress", "last-prompt", "ai-title", "custom-title",
+    }
+)  # fmt: skip
 _MARKERS = ("sessionId", "parentUuid", "leafUuid", "messageId", "isSidechain")
 _WANTED = ('"tool_use"', '"tool_result"', '"isSidechain":true', '"isSidechain": true')
 _CHAIN_LIMIT = 100_000

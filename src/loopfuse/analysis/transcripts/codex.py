@@ -4,7 +4,11 @@ Current versions write ``{"timestamp", "type", "payload"}`` lines: ``session_met
 (``payload.id`` names the run), ``response_item`` whose payload is a
 ``function_call`` (``name``, ``arguments`` as a JSON string, ``call_id``),
 ``custom_tool_call`` (``name``, ``input``), ``local_shell_call`` (``action``) or the
-matching ``*_output`` (``call_id``, ``output``). Versions before September 2025 wrote
+matching ``*_output`` (``call_id``, ``output``), or a ``web_search_call`` (``action``: the
+search, no id and no output: a call that reports nothing). A command's output may open with
+an envelope (``Chunk ID``, ``Wall time``, ``Process exited with code N``, ``Original token
+count``, then ``Output:``), which is read for the exit code and left out of the result: its
+chunk id and time are new on every run. Versions before September 2025 wrote
 the response items themselves, one a line, after a ``{"id", "timestamp",
 "instructions"}`` line. Lines mentioning no call and no session are not parsed.
 """
@@ -27,6 +31,12 @@ _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
 _WANTED = ("_call", "session_meta", '"instructions"')
 _EXIT_CODE = re.compile(r"^Exit code: (-?\d+)")
+# The envelope of a command's output (unified exec, apply_patch), up to "Output:".
+_ENVELOPE = re.compile(
+    r"(?:Command: [^\n]*\n)?(?:Chunk ID: [^\n]*\n)?(?:Wall time:? [^\n]*\n)?"
+    r"(?:(?:Process exited with code|Exit code:?) (-?\d+)\n)?(?:Process running with session ID [^\n]*\n)?"
+    r"(?:Wall time:? [^\n]*\n)?(?:Original token count: \d+\n)?Output:\n"
+)
 
 
 def looks_codex(row: dict[str, Any]) -> bool:
@@ -48,6 +58,9 @@ def read_codex(path: Path, tally: ReadTally) -> Iterator[ToolCall]:
             yield from queue.add(item.get("call_id"), "main", *_call(item), time)
         elif kind in _OUTPUTS:
             yield from queue.resolve(item.get("call_id"), *_output(item.get("output")))
+        elif kind == "web_search_call":
+            time = parse_time(row.get("timestamp"))
+            yield from queue.add_done("main", "web_search", item.get("action"), time)
     yield from queue.drain()
 
 
@@ -85,5 +98,9 @@ def _output(output: Any) -> tuple[Any, bool | None]:
         meta = decoded.get("metadata")
         code = meta.get("exit_code") if isinstance(meta, dict) else None
         return decoded["output"], (code == 0) if isinstance(code, int) else None
+    envelope = _ENVELOPE.match(output)
+    if envelope is not None and envelope.end() > len("Output:\n"):
+        code = envelope.group(1)
+        return output[envelope.end() :], (code == "0") if code is not None else None
     found = _EXIT_CODE.match(output)
     return output, (found.group(1) == "0") if found else None

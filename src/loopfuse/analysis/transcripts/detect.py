@@ -233,6 +233,8 @@ def _classify_row(row: dict[str, Any]) -> str | None:
         return "mini-swe-agent"
     if isinstance(row.get("messages"), list) and "sessionId" in row:
         return "gemini"
+    if "sessionId" in row and "projectHash" in row:  # a JSON-lines recording's first line
+        return "gemini"
     checks: tuple[tuple[Callable[[dict[str, Any]], bool], str], ...] = (
         (looks_claude_code, "claude-code"),
         (looks_codex, "codex"),

@@ -4,7 +4,13 @@
 read whole, up to ``MAX_DOCUMENT_BYTES``): ``{"sessionId", "projectHash", "startTime",
 "lastUpdated", "messages": [{"type": "user"|"gemini"|..., "timestamp", "toolCalls":
 [{"id", "name", "args", "result": [{"functionResponse": {...}}], "status",
-"timestamp"}]}]}``. Checkpoints saved with ``/chat save``
+"timestamp"}]}]}``. Since gemini-cli 0.3x (March 2026) a recording is ``session-*.jsonl``,
+appended to: a first line of the session's metadata, then each message as a line of its own,
+written again in full (same ``id``) whenever its tool calls, results or tokens change, and
+``{"$set": {...}}`` (metadata; with ``messages``, the messages written again) and
+``{"$rewindTo": id}`` lines. The latest copy of each message counts, in the order the messages
+first came; a rewound turn's calls were made all the same, so they are kept. A sub-agent's
+recording is ``chats/<parent sessionId>/<id>.jsonl``. Checkpoints saved with ``/chat save``
 (``checkpoints/checkpoint-<tag>.json``) are a list of Gemini API contents:
 ``{"role": "model", "parts": [{"functionCall": {"name", "args"}}]}`` answered by
 ``{"role": "user", "parts": [{"functionResponse": {"name", "response"}}]}``.
@@ -16,13 +22,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .base import CallQueue, ReadTally, load_document, parse_time
+from .base import CallQueue, ReadTally, json_lines, load_document, parse_time
 from .model import ToolCall
 
 __all__ = ["read_gemini"]
 
 
 def read_gemini(path: Path, tally: ReadTally) -> Iterator[ToolCall]:
+    if path.suffix == ".jsonl":
+        yield from _recording(path, tally)
+        return
     doc = load_document(path, tally)
     if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
         queue = CallQueue(str(doc.get("sessionId") or path.stem))
@@ -50,6 +59,30 @@ def _session(messages: list[Any], queue: CallQueue) -> Iterator[ToolCall]:
             status = call.get("status")
             ok = None if status not in ("success", "error") else status == "success"
             yield from queue.resolve(key, _result(call), ok)
+
+
+def _recording(path: Path, tally: ReadTally) -> Iterator[ToolCall]:
+    """A JSON-lines recording: the latest copy of each message, in the order they first came."""
+    run, messages = path.stem, dict[str, Any]()
+    for row in json_lines(path, tally):
+        patch = row.get("$set")
+        if isinstance(row.get("id"), str):
+            messages[row["id"]] = row
+        elif isinstance(patch, dict):
+            _kept(messages, patch.get("messages"))
+        elif isinstance(row.get("sessionId"), str) and "$rewindTo" not in row:
+            run = row["sessionId"]
+            _kept(messages, row.get("messages"))
+    queue = CallQueue(run)
+    yield from _session(list(messages.values()), queue)
+    yield from queue.drain()
+
+
+def _kept(messages: dict[str, Any], written: Any) -> None:
+    """Messages written again whole (a ``$set`` of them, or the metadata line's)."""
+    for message in written if isinstance(written, list) else ():
+        if isinstance(message, dict) and isinstance(message.get("id"), str):
+            messages[message["id"]] = message
 
 
 def _result(call: dict[str, Any]) -> Any:
