@@ -103,15 +103,17 @@ def _key_pattern(keys: frozenset[str]) -> re.Pattern[str]:
 
 
 # A key that may name an item, as canonical JSON writes it ("order_id":, "docId":, "uuid":,
-# a notebook's "cell_index":): the cheap test that decides whether the arguments are parsed
-# for ``_names_item``.
+# a notebook's "cell_index":), or the day a call asks about ("date":, "departureDate":, a
+# calendar's "timeMin":): the cheap test that decides whether the arguments are parsed for
+# ``_names_item``.
 _ITEM_KEY = re.compile(
     r'(?:["_](?:id|ids|uid|uids|uuid|key|sku)|_number|"(?:ID|Id|UUID|Uuid|Key|SKU)|[a-z0-9](?:Id|Ids|ID|IDs|Uuid|Number|Key)'
-    r'|cell_index|cellIndex)":'
+    r'|cell_index|cellIndex|["_](?:date|day)|[a-z0-9](?:Date|Day)|"(?:DATE|Date|Day|timeMin|timeMax|time_min|time_max))":'
 )
 _ITEM_NAME = re.compile(
     r"(?:^|_)(?:id|ids|uid|uids|uuid|key|sku)$|_number$|(?<=[a-z0-9])(?:Id|Ids|ID|IDs|Uuid|Number|Key)$"
     r"|^(?:ID|Id|UUID|Uuid|Key|SKU)$|(?:^|_)cell_index$|(?:^|[a-z0-9])cellIndex$"
+    r"|(?:^|_)(?:date|day)$|(?<=[a-z0-9])(?:Date|Day)$|^(?:DATE|Date|Day|timeMin|timeMax|time_min|time_max)$"
 )
 # A key naming a position in a list by an item's id ("after_id", "sinceId", "max_id"): a cursor;
 # a number that counts pages, lines or attempts ("page_number", "retryNumber"); a key that is a
@@ -131,11 +133,14 @@ _POSITION = re.compile(
 
 def _may_name_item(text: str) -> bool:
     """Whether canonical JSON ``text`` has a key that may name an item: every such key ends in
-    ``d``, ``D``, ``ds``, ``Ds``, ``ey``, ``er``, ``ku``, ``KU`` or ``ndex``, which searches in C rule out
-    (the regex alone, having no literal to skip to, costs eight times as much on the usual call)."""
+    ``d``, ``D``, ``ds``, ``Ds``, ``ey``, ``er``, ``ku``, ``KU``, ``ndex``, ``te``, ``TE``,
+    ``ay``, ``in`` or ``ax``, which searches in C rule out (the regex alone, having no literal to
+    skip to, costs eight times as much on the usual call)."""
     if 'd":' in text or 'D":' in text or 'ds":' in text or 'Ds":' in text or 'ey":' in text:
         return _ITEM_KEY.search(text) is not None
     if 'er":' in text or 'ku":' in text or 'KU":' in text or 'ndex":' in text:
+        return _ITEM_KEY.search(text) is not None
+    if 'te":' in text or 'TE":' in text or 'ay":' in text or 'in":' in text or 'ax":' in text:
         return _ITEM_KEY.search(text) is not None
     return False
 

@@ -1,5 +1,6 @@
 """One call per item is work: a value under a key naming an item (``id``, ``order_id``,
-``docId``, ``uuid``, ``issue_number``, ``issueKey``, ``Key``, a notebook's ``cell_index``) is not
+``docId``, ``uuid``, ``issue_number``, ``issueKey``, ``Key``, a notebook's ``cell_index``, the day
+asked about: ``date``, ``departureDate``, a calendar's ``timeMin``) is not
 masked in the near-duplicate key; a position (``page``, ``after_id``), a bookkeeping id
 (``request_id``, ``client_request_id``, ``trace_id``) and every other number still are. Both stores."""
 
@@ -46,6 +47,14 @@ WORK = [
     ("execute_cell", lambda n: {"cell_index": n}, "[]"),  # a notebook run top to bottom
     ("approve_pull_request", lambda n: {"pullRequestId": 700 + n}, "Approved."),
     ("merge", lambda n: {"project": "web", "merge_request_id": 40 + n}, "Merged."),
+    # a day at a time, many days answered alike: each day is its own question
+    (
+        "list_events",
+        lambda n: {"calendarId": "primary", "timeMin": f"2025-04-{n:02d}T00:00:00Z"},
+        "No events.",
+    ),
+    ("search_flights", lambda n: {"origin": "SFO", "departureDate": f"2025-07-{n:02d}"}, '{"data": []}'),
+    ("daily_sales", lambda n: {"store": "berlin", "date": f"2025-03-{n:02d}"}, "0 orders"),
 ]
 
 
@@ -68,6 +77,8 @@ LOOPS = [
     ("read_pdf", lambda n: {"path": "a.pdf", "page_number": 100 + n}, "(blank page)"),
     ("deploy", lambda n: {"service": "api", "retry_number": 100 + n}, "Queued behind 3 deploys."),
     ("charge", lambda n: {"amount": 5, "idempotency_key": uuid(n)}, "Declined."),
+    ("search", lambda n: {"query": "retry", "max_date": f"2025-03-{n:02d}"}, "No results."),
+    ("save", lambda n: {"update": f"2025-03-{n:02d}", "state": n}, "Saved."),
 ]
 
 
@@ -127,6 +138,18 @@ def test_calls_that_differ_in_a_position_or_a_bookkeeping_id_are_still_near_dupl
         ("pullRequestId", True),
         ("merge_request_id", True),
         ("service_request_id", True),
+        ("date", True),
+        ("start_date", True),
+        ("departureDate", True),
+        ("day", True),
+        ("timeMin", True),
+        ("time_max", True),
+        ("Date", True),
+        ("update", False),
+        ("today", False),
+        ("max_date", False),
+        ("minDate", False),
+        ("days", False),
     ],
 )
 def test_which_keys_name_an_item(key: str, item: bool) -> None:
