@@ -23,7 +23,8 @@ from redis.retry import Retry
 from ..checks import check_redis_database, redacted
 from ..errors import ConfigError
 from .redis_pool import pool_options
-from .redis_wire import AsyncPool, Pool, Script, arun, arun_command, run, run_command
+from .redis_pools import AsyncPool, Pool
+from .redis_wire import Script, arun, arun_command, run, run_command
 
 _KEYS_KEPT = 4096  # encoded agent keys kept by a WireIO (a check costs a dict lookup, not an encoding)
 
