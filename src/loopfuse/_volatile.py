@@ -318,7 +318,7 @@ def _durations_masked(text: str) -> str:
 
 # A browser snapshot's element handles, as Playwright's MCP server writes them ("[ref=e12]", and
 # "[ref=s3e12]" in older versions): a new snapshot of the same page may number them anew.
-_ELEMENT_REF = re.compile(r"\[ref=[A-Za-z]*\d+(?:[A-Za-z]+\d+)*\]", re.ASCII)
+_ELEMENT_REF = re.compile(r"\[ref=[A-Za-z]+\d+(?:[A-Za-z]+\d+)*\]", re.ASCII)
 
 
 def _refs_masked(text: str) -> str:

@@ -130,6 +130,7 @@ def test_a_snapshots_element_refs_are_masked_and_its_text_kept() -> None:
         long_page + again + long_page, True
     )
     assert result_digests("[ref=e12] [refs=e12]", False) != result_digests("[ref=e12] [refs=e13]", False)
+    assert result_digests("[ref=4411] Fix login", False) != result_digests("[ref=4412] Fix login", False)
 
 
 def test_a_duration_under_a_key_naming_it_is_masked() -> None:

@@ -32,7 +32,7 @@ class Stop(BaseException):
     """A host's own way to stop a task."""
 
 
-@pytest.mark.parametrize("raised", [KeyboardInterrupt(), SystemExit(3), Stop()], ids=type)
+@pytest.mark.parametrize("raised", [KeyboardInterrupt(), SystemExit(3), GeneratorExit(), Stop()], ids=type)
 def test_a_request_to_stop_raised_by_the_arguments_leaves_the_guard_uncounted(
     make_guard: GuardFactory, raised: BaseException
 ) -> None:

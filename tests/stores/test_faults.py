@@ -171,3 +171,39 @@ async def test_async_callers_queued_for_a_connection_go_without_a_round_trip_too
         own_redis.resume()
     assert max(took) < 0.45, took
     await guard.aclose()
+
+
+def test_stats_queued_for_a_connection_while_redis_is_found_down_do_not_raise(own_redis: RedisServer) -> None:
+    store = {"url": own_redis.url, "prefix": unique_prefix(), "timeout": 0.2, "pool_timeout": 3.0}
+    guard = Guard.from_config({**LIMIT_2, "store": {**store, "max_connections": 1}})
+    assert allowed(guard, 1) == [True]
+    own_redis.pause()
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            checking = pool.submit(guard.check, "read", SECRET, "a")  # holds the one connection
+            time.sleep(0.05)
+            stats = guard.stats()  # its count of agents waits for that connection
+            assert checking.result().allowed
+    finally:
+        own_redis.resume()
+    assert stats["agents"] == 0  # Redis could not say; no StoreUnavailableError escaped
+
+
+def test_results_held_for_queued_checks_are_kept_when_redis_is_found_down(own_redis: RedisServer) -> None:
+    """A check refused for want of Redis before it sent anything keeps the agent's results for
+    its next round trip; only those of the checks that reached Redis are lost."""
+    store = {"url": own_redis.url, "prefix": unique_prefix(), "timeout": 0.2, "pool_timeout": 3.0}
+    store |= {"max_connections": 2, "result_flush_delay": 60}
+    guard = Guard.from_config({**LIMIT_2, "store": store})
+    for n in range(8):
+        assert guard.check("read", {"n": n}, f"a{n}").allowed
+        guard.record_result("read", {"n": n}, "the same", f"a{n}")
+    own_redis.pause()
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda n: guard.check("read", {"n": n}, f"a{n}"), range(8)))
+    finally:
+        own_redis.resume()
+    lost = guard.stats()["fail_open"]["store"] - 8  # 8 checks, then one per result lost
+    assert lost <= 4, lost  # the 2 sent (with room for a waiter woken before the failure is known)
+    guard.close()

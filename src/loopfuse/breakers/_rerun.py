@@ -85,15 +85,21 @@ _SHELL_WRITE = re.compile(
 )
 # A SQL statement that changes a database, opening the value of a key that takes one (written
 # in canonical JSON, where a newline is \n): rows written (UPDATE needs its SET, INSERT its INTO,
-# DELETE its FROM) or the schema changed.
-_SQL_SPACE = r"(?:\s|\\[nrt])+"
+# DELETE its FROM) or the schema changed. Spaces and names are disjoint and taken possessively
+# (a name holds no backslash but a quote's), so no text makes the pattern backtrack.
+_SQL_SPACE = r"(?:\s|\\[nrt])++"
+_SQL_NAME = r'(?:[\w.\[\]`]|\\")++'
 _SQL_WRITE = re.compile(
-    r'"(?:sql|sql_?query|query|statement|stmt)":"(?:\s|\\[nrt])*(?i:'
-    rf"update{_SQL_SPACE}[\w.\[\]`\\\"]+(?:{_SQL_SPACE}(?:as{_SQL_SPACE})?\w+)?{_SQL_SPACE}set\b"
-    rf"|(?:insert|replace|upsert)(?:{_SQL_SPACE}or{_SQL_SPACE}\w+)?{_SQL_SPACE}into\b"
+    r'"(?:sql|sql_?query|query|statement|stmt)":"(?:\s|\\[nrt])*+(?i:'
+    rf"update{_SQL_SPACE}{_SQL_NAME}(?:{_SQL_SPACE}(?:as{_SQL_SPACE})?\w++)?{_SQL_SPACE}set\b"
+    rf"|(?:insert|replace|upsert)(?:{_SQL_SPACE}or{_SQL_SPACE}\w++)?{_SQL_SPACE}into\b"
     rf"|delete{_SQL_SPACE}from\b|merge{_SQL_SPACE}into\b|truncate{_SQL_SPACE}table\b"
-    rf"|(?:create|alter|drop)(?:{_SQL_SPACE}or{_SQL_SPACE}replace)?(?:{_SQL_SPACE}(?:unique|temp|temporary|materialized))*"
+    rf"|(?:create|alter|drop)(?:{_SQL_SPACE}or{_SQL_SPACE}replace)?(?:{_SQL_SPACE}(?:unique|temporary|temp|materialized)\b)*+"
     rf"{_SQL_SPACE}(?:table|index|view|schema|sequence|trigger|function|type)\b)"
+)
+# A tool that runs SQL: where a "query" is one (a web search's is text).
+_SQL_TOOL = re.compile(
+    r"(?i:sql|db|database|postgres|mysql|sqlite|bigquery|snowflake|duckdb|clickhouse|query)"
 )
 # Every match of _SHELL_WRITE holds one of these: most calls' text has none, and this search
 # costs a tenth of the pattern's.
@@ -117,7 +123,7 @@ def is_edit(call: CallKey, edit_tools: frozenset[str]) -> bool:
         if len(_WRITES) >= _WRITES_KEPT:
             _WRITES.clear()
         text = call.text
-        writes = (runs_a_command(text) and writes_files(text)) or writes_rows(text)
+        writes = (runs_a_command(text) and writes_files(text)) or writes_rows(text, call.tool)
         _WRITES[call.key] = writes
     return writes
 
@@ -162,11 +168,13 @@ def writes_files(text: str) -> bool:
     return _SHELL_WRITE.search(text, 0, _SHELL_TEXT) is not None
 
 
-def writes_rows(text: str) -> bool:
+def writes_rows(text: str, tool: str) -> bool:
     """Whether a call's canonical JSON holds a SQL statement that changes a database (an
     ``UPDATE ... SET``, ``INSERT INTO``, ``DELETE FROM``, ``CREATE INDEX``...) under a key that
-    takes one (``sql``, ``query``, ``statement``): a web search for "update python" is none."""
-    if '"sql' not in text and '"query' not in text and '"statement"' not in text and '"stmt"' not in text:
+    takes one: ``sql``, ``statement``, ``stmt``, or ``query`` for a tool that runs SQL (a web
+    search for "create table postgres example" changes nothing)."""
+    takes_sql = '"sql' in text or '"statement"' in text or '"stmt"' in text
+    if not takes_sql and ('"query' not in text or _SQL_TOOL.search(tool) is None):
         return False
     return _SQL_WRITE.search(text, 0, _SHELL_TEXT) is not None
 

@@ -15,17 +15,17 @@ On Redis yours run as their Lua fragment (``lua_file``): the store reads it off 
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._calls import CallKey
 from .._state import AgentState, ToolResult
 from .._vocabulary import KIND_SECTIONS
-from ..checks import MAX_WINDOW, TEMPLATE_ALLOWED, template_problem
+from ..checks import TEMPLATE_ALLOWED, template_problem
 from ..decision import Denial, Kind
 from ..errors import ConfigError
 from . import Breaker
+from ._hand_built import checked_as_configured
 from .registry import REGISTRY
 
 __all__ = ["custom_breakers", "custom_messages", "own_breaker"]
@@ -46,7 +46,7 @@ def custom_breakers(
         out.append(_contained(_checked(breaker, i), failed))
         if type(breaker) in REGISTRY.values():
             _unshared(breaker, i, kinds)
-            _settings_checked(breaker, i)
+            checked_as_configured(breaker, i)
         else:
             _own_kind(breaker, i, kinds)
     return tuple(out)
@@ -83,38 +83,6 @@ def _unshared(breaker: Breaker, index: int, kinds: set[str]) -> None:
             f"share; set [{section}] instead, or turn it off ([{section}] enabled = false)"
         )
     kinds.add(breaker.kind)
-
-
-_LEAST = {"window": 1, "max_period": 1, "min_repeats": 2}  # any other count: 0 turns it off
-_WINDOWS = ("window", "max_period")  # an agent's memory grows with these
-
-
-def _settings_checked(breaker: Breaker, index: int) -> None:
-    """A library breaker built by hand takes the numbers and flags its section would: a whole
-    number for each count (``CallCap(-1)`` would deny every call) and True or False for each flag."""
-    for name, annotation in _constructor_settings(type(breaker)):
-        value = getattr(breaker, name, None)
-        allowed = "True or False" if annotation == "bool" else _allowed_count(name)
-        sound = isinstance(value, bool) if annotation == "bool" else _sound_count(name, value)
-        if not sound:
-            shown = f"{type(breaker).__name__}.{name} = {value!r}"
-            raise ConfigError(f"breakers[{index}]: {shown} is not allowed: expected {allowed}")
-
-
-def _sound_count(name: str, value: Any) -> bool:
-    most = MAX_WINDOW if name in _WINDOWS else value
-    return type(value) is int and _LEAST.get(name, 0) <= value <= most
-
-
-def _allowed_count(name: str) -> str:
-    least = _LEAST.get(name, 0)
-    return f"an integer from {least} to {MAX_WINDOW}" if name in _WINDOWS else f"an integer >= {least}"
-
-
-def _constructor_settings(cls: type[Any]) -> list[tuple[str, str]]:
-    """The ``int`` and ``bool`` parameters of ``cls``'s constructor, each kept under its name."""
-    parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
-    return [(p.name, str(p.annotation)) for p in parameters if p.annotation in ("int", "bool")]
 
 
 def _own_kind(breaker: Any, index: int, kinds: set[str]) -> None:

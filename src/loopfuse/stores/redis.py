@@ -140,12 +140,16 @@ class RedisStore:
         name = agent_id(agent)
         keys = self._keys_of(name)
         self._ensure_up()
-        with self._held.carrying(name) as held:
+        flight = self._held.carrying(name)
+        with flight as held:
             try:
                 reply = self._io.script(self._decide, keys, self._check(call, held))
                 if reply == _NEAR_WANTED:
                     self._near = True
                     reply = self._io.script(self._decide, keys, self._check(call, []))
+            except StoreUnavailableError:  # found down while this waited for a connection
+                flight.unsent()
+                raise
             except (RedisError, OSError) as exc:
                 raise self._failed(exc) from exc
         return self._outcome(reply, call.tool)
@@ -194,6 +198,9 @@ class RedisStore:
                 if reply == _NEAR_WANTED:
                     self._near = True
                     reply = await io.script(self._decide, keys, self._check(call, []))
+            except StoreUnavailableError:  # found down while this waited for a connection
+                flight.unsent()
+                raise
             except (RedisError, OSError) as exc:
                 raise self._failed(exc) from exc
         return self._outcome(reply, call.tool)
@@ -345,7 +352,7 @@ class RedisStore:
         pattern = glob_escape(self._key_prefix) + "{*}:s"
         try:
             return self._io.count(pattern)
-        except (RedisError, OSError):
+        except (RedisError, OSError, StoreUnavailableError):  # the last: found down while queued
             return 0
 
     def close(self) -> None:
