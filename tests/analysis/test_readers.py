@@ -182,6 +182,22 @@ def test_a_folder_mixing_every_format(fixtures: Path) -> None:
     assert sum(1 for _ in read_path(fixtures)) == 62
 
 
+def test_a_line_with_a_byte_that_is_not_utf8_is_read_with_a_replacement_character(
+    fixtures: Path, tmp_path: Path
+) -> None:
+    """A command's output with a stray byte (a binary file printed): the whole line, and with it
+    the call's result, had been dropped as malformed."""
+    source = fixtures / "claude_code/-home-alice-proj/6c073d8e-2bb1-45cb-90bc-a28ce44da090.jsonl"
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_bytes(source.read_bytes().replace(b"1 failed, 3 passed", b"1 failed\xff, 3 passed"))
+    tally = ReadTally()
+    calls = calls_of(damaged, tally)
+    assert [c.result for c in calls] == [
+        c.result.replace("1 failed", "1 failed\ufffd") if c.result else c.result for c in calls_of(source)
+    ]
+    assert tally.malformed == 0
+
+
 def test_truncated_jsonl_keeps_the_complete_lines(fixtures: Path, tmp_path: Path) -> None:
     source = fixtures / "claude_code/-home-alice-proj/6c073d8e-2bb1-45cb-90bc-a28ce44da090.jsonl"
     data = source.read_bytes()

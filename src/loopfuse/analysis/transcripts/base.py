@@ -73,7 +73,7 @@ def json_lines(path: Path, tally: ReadTally, wanted: tuple[str, ...] = ()) -> It
                     tally.malformed_line(path, number)  # a damaged line, though not one we needed
                 continue
             try:
-                row = _decode(line.decode("utf-8"))
+                row = _decode(line.decode("utf-8", "replace"))  # a bad byte in a result: U+FFFD
             except ValueError:  # UnicodeDecodeError included
                 if line.strip():
                     tally.malformed_line(path, number)
