@@ -113,8 +113,13 @@ _ITEM_KEY = re.compile(
 _ITEM_NAME = re.compile(
     r"(?:^|_)(?:id|ids|uid|uids|uuid|key|sku)$|_number$|(?<=[a-z0-9])(?:Id|Ids|ID|IDs|Uuid|Number|Key)$"
     r"|^(?:ID|Id|UUID|Uuid|Key|SKU)$|(?:^|_)cell_index$|(?:^|[a-z0-9])cellIndex$"
-    r"|(?:^|_)(?:date|day)$|(?<=[a-z0-9])(?:Date|Day)$|^(?:DATE|Date|Day|timeMin|timeMax|time_min|time_max)$"
 )
+# A key naming the day a call asks about, and a value that is a day: a date, or midnight (a
+# calendar's day starts there). A time of day under it is "now", fresh on every attempt: masked.
+_DAY_NAME = re.compile(
+    r"(?:^|_)(?:date|day)$|(?<=[a-z0-9])(?:Date|Day)$|^(?:DATE|Date|Day|timeMin|timeMax|time_min|time_max)$"
+)
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]00:00(?::00(?:\.0+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?", re.ASCII)
 # A key naming a position in a list by an item's id ("after_id", "sinceId", "max_id"): a cursor;
 # a number that counts pages, lines or attempts ("page_number", "retryNumber"); a key that is a
 # secret or a one-time token ("api_key", "idempotency_key"); an id of the request, not of an item
@@ -151,6 +156,14 @@ def _names_item(key: str) -> bool:
     return _ITEM_NAME.search(key) is not None and _POSITION.match(key) is None
 
 
+def _names_day(key: str, value: Any) -> bool:
+    """Whether ``key`` names the day a call asks about and ``value`` is one (``date``,
+    ``departureDate``, a calendar's ``timeMin``: ``2025-04-19``, ``2025-04-19T00:00:00Z``)."""
+    if _DAY_NAME.search(key) is None or _POSITION.match(key) is not None:
+        return False
+    return type(value) is str and _DAY.fullmatch(value) is not None
+
+
 def _blank_keys(value: Any, keys: frozenset[str], items: list[Any]) -> Any:
     """``value`` with the values of ``keys`` replaced by a placeholder at any depth, and the
     values of keys naming an item moved to ``items`` (kept exact, not masked)."""
@@ -159,7 +172,7 @@ def _blank_keys(value: Any, keys: frozenset[str], items: list[Any]) -> Any:
         for k, v in value.items():
             if k in keys:
                 out[k] = "#"
-            elif _names_item(k):
+            elif _names_item(k) or _names_day(k, v):
                 items.append(v)
                 out[k] = "#"
             else:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from loopfuse.analysis.transcripts.codex import _output
 from loopfuse.transcripts.base import EXCERPT_CHARS, ReadTally
 from loopfuse.transcripts.detect import read_path, read_source, sniff, sources
 from loopfuse.transcripts.normalized import read_normalized
@@ -71,6 +72,20 @@ def test_gemini_recordings_as_json_lines_keep_the_latest_copy_of_each_message(fi
     assert [(c.run, c.tool, c.result) for c in sub_agent] == [("k3x9q1", "google_web_search", "3 results")]
 
 
+def test_a_gemini_recording_larger_than_a_document_may_be_is_skipped(
+    fixtures: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its messages are kept until the end of the file, so it is bounded as a document is."""
+    import loopfuse.analysis.transcripts.gemini as gemini
+
+    monkeypatch.setattr(gemini, "MAX_DOCUMENT_BYTES", 1024)
+    tally = ReadTally()
+    assert (
+        calls_of(fixtures / "gemini/tmp/5eb97eaf/chats/session-2026-10-07T10-00-3f0c2a1e.jsonl", tally) == []
+    )
+    assert tally.too_large == 1
+
+
 def test_codex_unified_exec_envelopes_and_hosted_web_searches(fixtures: Path) -> None:
     """The envelope's random chunk id made every run's result new, its exit code was not read,
     and a web search (no id, no output) was dropped."""
@@ -83,6 +98,8 @@ def test_codex_unified_exec_envelopes_and_hosted_web_searches(fixtures: Path) ->
         ("4 passed", True),
     ]
     assert rollout[1].args == {"type": "search", "query": "pytest add returns wrong sign"}
+    truncated = "Exit code: 0\nWall time: 1.2 seconds\nTotal output lines: 300\nOutput:\nhello"
+    assert _output(truncated) == ("hello", True)
 
 
 def test_a_claude_code_session_opening_with_hook_records_is_read(fixtures: Path) -> None:

@@ -103,13 +103,16 @@ OFF = {"circuit_breaker": {"cap_enabled": False, "duplicate_enabled": False}, "s
     [
         (
             lambda b: b.CallCap(-1),
-            r"CallCap: \[circuit_breaker\] max_calls_per_agent = -1 .* an integer >= 0",
+            r"CallCap \(its limit is max_calls_per_agent\): \[circuit_breaker\] max_calls_per_agent = -1 .* >= 0",
         ),
-        (lambda b: b.CallCap("300"), r"CallCap: \[circuit_breaker\] max_calls_per_agent = '300'"),
-        (lambda b: b.WindowBreaker(0), r"WindowBreaker: \[circuit_breaker\] duplicate_limit = 0 .* >= 1"),
+        (lambda b: b.CallCap("300"), r"CallCap .*: \[circuit_breaker\] max_calls_per_agent = '300'"),
+        (
+            lambda b: b.WindowBreaker(0),
+            r"WindowBreaker \(its limit is duplicate_limit\): .* duplicate_limit = 0 .* >= 1",
+        ),
         (
             lambda b: b.WindowBreaker(2, tool_limits={"t": -1}),
-            r"WindowBreaker: \[tools.t\] duplicate_limit = -1",
+            r"WindowBreaker .*: \[tools.t\] duplicate_limit = -1",
         ),
         (lambda b: b.CycleBreaker(10_000, 3), r"CycleBreaker: \[cycle\] max_period = 10000 .* from 2 to 16"),
         (lambda b: b.StallBreaker(3, 3, window=1), r"StallBreaker: \[stall\] window = 1"),

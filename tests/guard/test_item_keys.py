@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from loopfuse.identity import _may_name_item, _names_item
+from loopfuse.identity import _may_name_item, _names_day, _names_item
 from tests.store_fixtures import GuardFactory
 
 Args = Callable[[int], dict[str, Any]]
@@ -90,6 +90,40 @@ def test_calls_that_differ_in_a_position_or_a_bookkeeping_id_are_still_near_dupl
 
 
 @pytest.mark.parametrize(
+    ("key", "value", "day"),
+    [
+        ("date", "2025-03-12", True),
+        ("start_date", "2025-03-12", True),
+        ("departureDate", "2025-07-01", True),
+        ("day", "2025-07-01", True),
+        ("timeMin", "2025-04-19T00:00:00Z", True),
+        ("time_max", "2025-04-20T00:00:00+02:00", True),
+        ("Date", "2025-04-19 00:00", True),
+        ("timeMin", "2025-04-19T09:41:07.123Z", False),  # "now": fresh on every attempt
+        ("end_date", "2026-12-08T01:52:13Z", False),
+        ("date", 20250312, False),
+        ("update", "2025-03-12", False),
+        ("today", "2025-03-12", False),
+        ("max_date", "2025-03-12", False),
+        ("minDate", "2025-03-12", False),
+        ("days", "2025-03-12", False),
+    ],
+)
+def test_which_keys_name_the_day_a_call_asks_about(key: str, value: Any, day: bool) -> None:
+    assert _names_day(key, value) is day
+    assert _may_name_item(json.dumps({key: value}, separators=(",", ":"))) or not day
+
+
+def test_a_loop_asking_about_now_under_a_date_key_is_still_a_near_duplicate(make_guard: GuardFactory) -> None:
+    """Each attempt's time of day under ``timeMin`` is new: kept, it made every call another."""
+
+    def now(n: int) -> dict[str, Any]:
+        return {"calendarId": "primary", "timeMin": f"2026-12-08T01:{n:02d}:07.123Z"}
+
+    assert first_denied(make_guard, "list_events", now, "No events.") == "10 near_duplicate.limit"
+
+
+@pytest.mark.parametrize(
     ("key", "item"),
     [
         ("id", True),
@@ -138,18 +172,6 @@ def test_calls_that_differ_in_a_position_or_a_bookkeeping_id_are_still_near_dupl
         ("pullRequestId", True),
         ("merge_request_id", True),
         ("service_request_id", True),
-        ("date", True),
-        ("start_date", True),
-        ("departureDate", True),
-        ("day", True),
-        ("timeMin", True),
-        ("time_max", True),
-        ("Date", True),
-        ("update", False),
-        ("today", False),
-        ("max_date", False),
-        ("minDate", False),
-        ("days", False),
     ],
 )
 def test_which_keys_name_an_item(key: str, item: bool) -> None:

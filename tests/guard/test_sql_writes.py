@@ -68,6 +68,9 @@ def test_a_query_that_reads_between_the_test_runs_brings_nothing_new(make_guard:
         ("web_search", {"query": "create table postgres example"}, False),
         ("web_search", {"query": "drop table if exists mysql"}, False),
         ("search", {"query": "update node set version"}, False),
+        ("query_docs", {"query": "create table t (x int)"}, False),  # a docs search
+        ("feedback", {"query": "create table t (x int)"}, False),
+        ("mcp__postgres__query", {"sql": "DELETE FROM t"}, True),
     ],
 )
 def test_a_statement_that_changes_a_database_is_told_from_one_that_reads(

@@ -37,7 +37,9 @@ def checked_as_configured(breaker: Any, index: int) -> None:
         _section(breaker)
         _tool_limits(breaker)
     except ConfigError as exc:
-        raise ConfigError(f"breakers[{index}]: {type(breaker).__name__}: {exc}") from None
+        renamed = _SECTIONS.get(type(breaker), (None, {}, {}))[1]
+        spelled = "".join(f" (its {attr} is {key})" for attr, key in renamed.items())
+        raise ConfigError(f"breakers[{index}]: {type(breaker).__name__}{spelled}: {exc}") from None
 
 
 def _section(breaker: Any) -> None:

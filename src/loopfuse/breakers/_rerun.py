@@ -97,10 +97,35 @@ _SQL_WRITE = re.compile(
     rf"|(?:create|alter|drop)(?:{_SQL_SPACE}or{_SQL_SPACE}replace)?(?:{_SQL_SPACE}(?:unique|temporary|temp|materialized)\b)*+"
     rf"{_SQL_SPACE}(?:table|index|view|schema|sequence|trigger|function|type)\b)"
 )
-# A tool that runs SQL: where a "query" is one (a web search's is text).
-_SQL_TOOL = re.compile(
-    r"(?i:sql|db|database|postgres|mysql|sqlite|bigquery|snowflake|duckdb|clickhouse|query)"
+# A tool that runs SQL, where a "query" is one (a web search's or a docs search's is text): a
+# word of its name (split at "_", "-", ".", ":" and a lower-case letter before a capital) names
+# SQL or a database, or the name is a query run (``query``, ``run_query``, ``write_query``).
+_SQL_WORDS = frozenset(
+    [
+        "sql",
+        "db",
+        "database",
+        "postgres",
+        "postgresql",
+        "pg",
+        "mysql",
+        "mariadb",
+        "sqlite",
+        "bigquery",
+        "snowflake",
+        "duckdb",
+        "clickhouse",
+        "redshift",
+        "trino",
+        "presto",
+        "athena",
+        "supabase",
+        "mssql",
+        "oracle",
+    ]
 )
+_WORD_BREAK = re.compile(r"[_\-.:]+|(?<=[a-z0-9])(?=[A-Z])")
+_QUERY_RUN = re.compile(r"(?:(?:run|execute|exec|read|write)_)?query", re.IGNORECASE)
 # Every match of _SHELL_WRITE holds one of these: most calls' text has none, and this search
 # costs a tenth of the pattern's.
 _WRITE_WORDS = re.compile(r">|sed|perl|tee|patch|git|mv|cp|rm|touch|mkdir|ln|truncate|install|add|get|remove")
@@ -174,9 +199,16 @@ def writes_rows(text: str, tool: str) -> bool:
     takes one: ``sql``, ``statement``, ``stmt``, or ``query`` for a tool that runs SQL (a web
     search for "create table postgres example" changes nothing)."""
     takes_sql = '"sql' in text or '"statement"' in text or '"stmt"' in text
-    if not takes_sql and ('"query' not in text or _SQL_TOOL.search(tool) is None):
+    if not takes_sql and ('"query' not in text or not _runs_sql(tool)):
         return False
     return _SQL_WRITE.search(text, 0, _SHELL_TEXT) is not None
+
+
+def _runs_sql(tool: str) -> bool:
+    """Whether the tool's name says it runs SQL (also as its MCP host names it)."""
+    name = tool.rpartition("__")[2][:_NAME_READ]
+    words = {word.lower() for word in _WORD_BREAK.split(name)}
+    return not _SQL_WORDS.isdisjoint(words) or _QUERY_RUN.fullmatch(name) is not None
 
 
 def rerun_key(pair: int) -> int:

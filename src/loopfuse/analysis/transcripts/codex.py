@@ -35,7 +35,7 @@ _EXIT_CODE = re.compile(r"^Exit code: (-?\d+)")
 _ENVELOPE = re.compile(
     r"(?:Command: [^\n]*\n)?(?:Chunk ID: [^\n]*\n)?(?:Wall time:? [^\n]*\n)?"
     r"(?:(?:Process exited with code|Exit code:?) (-?\d+)\n)?(?:Process running with session ID [^\n]*\n)?"
-    r"(?:Wall time:? [^\n]*\n)?(?:Original token count: \d+\n)?Output:\n"
+    r"(?:Wall time:? [^\n]*\n)?(?:Total output lines: \d+\n)?(?:Original token count: \d+\n)?Output:\n"
 )
 
 

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .base import CallQueue, ReadTally, json_lines, load_document, parse_time
+from .base import MAX_DOCUMENT_BYTES, CallQueue, ReadTally, json_lines, load_document, parse_time
 from .model import ToolCall
 
 __all__ = ["read_gemini"]
@@ -62,7 +62,11 @@ def _session(messages: list[Any], queue: CallQueue) -> Iterator[ToolCall]:
 
 
 def _recording(path: Path, tally: ReadTally) -> Iterator[ToolCall]:
-    """A JSON-lines recording: the latest copy of each message, in the order they first came."""
+    """A JSON-lines recording: the latest copy of each message, in the order they first came
+    (kept until the end, so bounded as a document is: a larger file is skipped)."""
+    if path.stat().st_size > MAX_DOCUMENT_BYTES:
+        tally.skip_too_large(path, MAX_DOCUMENT_BYTES)
+        return
     run, messages = path.stem, dict[str, Any]()
     for row in json_lines(path, tally):
         patch = row.get("$set")
