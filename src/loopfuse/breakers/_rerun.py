@@ -125,6 +125,7 @@ _SQL_WORDS = frozenset(
     ]
 )
 _WORD_BREAK = re.compile(r"[_\-.:]+|(?<=[a-z0-9])(?=[A-Z])")
+_SQL_TOOLS: dict[str, bool] = {}  # by tool name
 _QUERY_RUN = re.compile(r"(?:(?:run|execute|exec|read|write)_)?query", re.IGNORECASE)
 # Every match of _SHELL_WRITE holds one of these: most calls' text has none, and this search
 # costs a tenth of the pattern's.
@@ -205,10 +206,18 @@ def writes_rows(text: str, tool: str) -> bool:
 
 
 def _runs_sql(tool: str) -> bool:
-    """Whether the tool's name says it runs SQL (also as its MCP host names it)."""
-    name = tool.rpartition("__")[2][:_NAME_READ]
-    words = {word.lower() for word in _WORD_BREAK.split(name)}
-    return not _SQL_WORDS.isdisjoint(words) or _QUERY_RUN.fullmatch(name) is not None
+    """Whether the tool's name says it runs SQL (also as its MCP host names it); remembered
+    by name, as a note tool's is."""
+    runs = _SQL_TOOLS.get(tool)
+    if runs is None:
+        name = tool.rpartition("__")[2][:_NAME_READ]
+        words = {word.lower() for word in _WORD_BREAK.split(name)}
+        runs = not _SQL_WORDS.isdisjoint(words) or _QUERY_RUN.fullmatch(name) is not None
+        if len(tool) <= _NAME_READ:  # a made-up name can be long: never kept
+            if len(_SQL_TOOLS) >= _NAMES_KEPT:
+                _SQL_TOOLS.clear()
+            _SQL_TOOLS[tool] = runs
+    return runs
 
 
 def rerun_key(pair: int) -> int:
