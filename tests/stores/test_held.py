@@ -103,7 +103,11 @@ def test_a_result_beyond_the_bound_sends_two_agents_not_the_whole_backlog() -> N
     its caller send every agent's results, one round trip after another (12 s through a proxy
     adding 2 ms). Now its own agent's and the oldest agent's go, so what is held stays bounded."""
     stuck = threading.Event()
-    results = HeldResults(60.0, lambda agent: stuck.wait(10))
+
+    def send(agent: str) -> None:  # a round trip to a Redis that does not answer
+        stuck.wait(10)
+
+    results = HeldResults(60.0, send)
     try:
         urgent = [results.add(f"agent-{i}", _held(b"1")) for i in range(4 * OVERALL + 1)]
         assert all(u == [] for u in urgent[:-1])
