@@ -233,3 +233,25 @@ def test_the_readme_links_to_files_that_exist() -> None:
     targets = re.findall(r"\]\(([\w./-]+\.md)(?:#[\w-]*)?\)", text)
     assert "docs/quickstart.md" in targets
     assert [t for t in targets if not (ROOT / t).is_file()] == []
+
+
+def _readme_commands() -> list[str]:
+    blocks = [block for block in _of("sh") if block.page == "README.md"]
+    lines = (line.split("#", 1)[0].strip() for block in blocks for line in block.text.splitlines())
+    return [line for line in lines if line.startswith("loopfuse ")]
+
+
+@pytest.mark.parametrize("command", _readme_commands())
+def test_the_readmes_commands_run_from_a_clone(command: str, tmp_path: Path) -> None:
+    """The README's command-line block, run as a reader from a fresh clone would (no session logs
+    of their own yet: ``scan`` finds none)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "loopfuse.cli", *shlex.split(command)[1:]],
+        cwd=_workdir(tmp_path),
+        env=_env(HOME=str(tmp_path)),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, f"{command}: {done.stderr[-2000:]}"

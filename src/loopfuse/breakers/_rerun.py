@@ -19,6 +19,7 @@ same (``settled_entry`` in ``stores/lua/common.lua``)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .._calls import CallKey
 from .._rings import CountingWindow
@@ -100,30 +101,11 @@ _SQL_WRITE = re.compile(
 # A tool that runs SQL, where a "query" is one (a web search's or a docs search's is text): a
 # word of its name (split at "_", "-", ".", ":" and a lower-case letter before a capital) names
 # SQL or a database, or the name is a query run (``query``, ``run_query``, ``write_query``).
-_SQL_WORDS = frozenset(
-    [
-        "sql",
-        "db",
-        "database",
-        "postgres",
-        "postgresql",
-        "pg",
-        "mysql",
-        "mariadb",
-        "sqlite",
-        "bigquery",
-        "snowflake",
-        "duckdb",
-        "clickhouse",
-        "redshift",
-        "trino",
-        "presto",
-        "athena",
-        "supabase",
-        "mssql",
-        "oracle",
-    ]
-)
+_SQL_WORDS = frozenset({
+    "sql", "db", "database", "postgres", "postgresql", "pg", "mysql", "mariadb", "sqlite", "bigquery",
+    "snowflake", "duckdb", "clickhouse", "redshift", "trino", "presto", "athena", "supabase", "mssql",
+    "oracle",
+})  # fmt: skip
 _WORD_BREAK = re.compile(r"[_\-.:]+|(?<=[a-z0-9])(?=[A-Z])")
 _SQL_TOOLS: dict[str, bool] = {}  # by tool name
 _QUERY_RUN = re.compile(r"(?:(?:run|execute|exec|read|write)_)?query", re.IGNORECASE)
@@ -169,16 +151,28 @@ def is_note(call: CallKey) -> bool:
 
 def _keeps_notes(tool: str) -> bool:
     """Whether ``tool`` is a thinking tool or one keeping the model's notes (``_NOTE_NAME``)."""
-    note = _NOTE_NAMES.get(tool)
-    if note is None:
-        if len(tool) > _NAME_READ:
-            return _named(tool, NOTE_TOOLS)
-        if len(_NOTE_NAMES) >= _NAMES_KEPT:
-            _NOTE_NAMES.clear()
-        name = tool.rpartition("__")[2].lower()
-        bookkeeping = _READS.match(name) is None and _NOTE_NAME.search(name) is not None
-        note = _NOTE_NAMES[tool] = _named(tool, NOTE_TOOLS) or bookkeeping
-    return note
+    return _by_name(_NOTE_NAMES, tool, _judged_note)
+
+
+def _judged_note(tool: str) -> bool:
+    if len(tool) > _NAME_READ:
+        return _named(tool, NOTE_TOOLS)
+    name = tool.rpartition("__")[2].lower()
+    bookkeeping = _READS.match(name) is None and _NOTE_NAME.search(name) is not None
+    return _named(tool, NOTE_TOOLS) or bookkeeping
+
+
+def _by_name(table: dict[str, bool], tool: str, judge: Callable[[str], bool]) -> bool:
+    """``judge(tool)``, remembered in ``table`` by name (the last ``_NAMES_KEPT`` names; a
+    made-up name longer than ``_NAME_READ`` is judged each time, never kept)."""
+    found = table.get(tool)
+    if found is None:
+        found = judge(tool)
+        if len(tool) <= _NAME_READ:
+            if len(table) >= _NAMES_KEPT:
+                table.clear()
+            table[tool] = found
+    return found
 
 
 def _named(tool: str, names: frozenset[str]) -> bool:
@@ -206,18 +200,14 @@ def writes_rows(text: str, tool: str) -> bool:
 
 
 def _runs_sql(tool: str) -> bool:
-    """Whether the tool's name says it runs SQL (also as its MCP host names it); remembered
-    by name, as a note tool's is."""
-    runs = _SQL_TOOLS.get(tool)
-    if runs is None:
-        name = tool.rpartition("__")[2][:_NAME_READ]
-        words = {word.lower() for word in _WORD_BREAK.split(name)}
-        runs = not _SQL_WORDS.isdisjoint(words) or _QUERY_RUN.fullmatch(name) is not None
-        if len(tool) <= _NAME_READ:  # a made-up name can be long: never kept
-            if len(_SQL_TOOLS) >= _NAMES_KEPT:
-                _SQL_TOOLS.clear()
-            _SQL_TOOLS[tool] = runs
-    return runs
+    """Whether the tool's name says it runs SQL (also as its MCP host names it)."""
+    return _by_name(_SQL_TOOLS, tool, _judged_sql_tool)
+
+
+def _judged_sql_tool(tool: str) -> bool:
+    name = tool.rpartition("__")[2][:_NAME_READ]
+    words = {word.lower() for word in _WORD_BREAK.split(name)}
+    return not _SQL_WORDS.isdisjoint(words) or _QUERY_RUN.fullmatch(name) is not None
 
 
 def rerun_key(pair: int) -> int:
